@@ -1,0 +1,3 @@
+// general layers (see include/strata/layers/general/).
+#pragma once
+#include "strata/layers/heap.hpp"

@@ -1,0 +1,3 @@
+// object_representation layers (see include/strata/layers/object_representation/).
+#pragma once
+#include "strata/layers/heap.hpp"

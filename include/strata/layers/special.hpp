@@ -1,0 +1,3 @@
+// special layers (see include/strata/layers/special/).
+#pragma once
+#include "strata/layers/heap.hpp"

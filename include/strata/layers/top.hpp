@@ -1,0 +1,3 @@
+// Top heaps: where memory comes from.
+#pragma once
+#include "strata/layers/top/malloc_heap.hpp"

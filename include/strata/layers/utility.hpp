@@ -1,0 +1,3 @@
+// utility layers (see include/strata/layers/utility/).
+#pragma once
+#include "strata/layers/heap.hpp"

@@ -1,0 +1,80 @@
+// The platform layer: the only place strata talks to the kernel about pages,
+// threads and locks. Everything above it is portable C++.
+#pragma once
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+namespace strata::platform {
+
+inline std::size_t page_size() noexcept {
+  static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+// Fresh zeroed read-write pages, or nullptr (errno ENOMEM) when the kernel says no.
+inline void* map_pages(std::size_t bytes) noexcept {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return p;
+}
+
+inline void unmap_pages(void* ptr, std::size_t bytes) noexcept { ::munmap(ptr, bytes); }
+
+// Address space only: no memory is committed until commit_pages.
+inline void* reserve_pages(std::size_t bytes) noexcept {
+  void* p = ::mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return p;
+}
+
+// Make reserved pages usable; false (errno ENOMEM) when the kernel refuses.
+inline bool commit_pages(void* ptr, std::size_t bytes) noexcept {
+  if (::mprotect(ptr, bytes, PROT_READ | PROT_WRITE) != 0) {
+    errno = ENOMEM;
+    return false;
+  }
+  return true;
+}
+
+// Give the physical pages back; the range stays mapped and reads as zero later.
+inline void discard_pages(void* ptr, std::size_t bytes) noexcept { ::madvise(ptr, bytes, MADV_DONTNEED); }
+
+inline std::uint64_t thread_id() noexcept {
+  static thread_local const std::uint64_t tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
+  return tid;
+}
+
+// A test-and-test-and-set spin lock: allocator critical sections are a few
+// dozen instructions, too short for a futex round trip to pay. Satisfies
+// BasicLockable, so std::lock_guard works.
+class SpinLock {
+ public:
+  void lock() noexcept {
+    for (;;) {
+      if (!locked_.exchange(true, std::memory_order_acquire)) return;
+      while (locked_.load(std::memory_order_relaxed)) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+    }
+  }
+  bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+}  // namespace strata::platform
