@@ -68,7 +68,7 @@ TEST(StrataChecked, CorrectUseStillWorks) {
     void* realloc(void* p, std::size_t n) { return strata_realloc(p, n); }
     std::size_t getSize(void* p) { return strata_usable_size(p); }
   } heap;
-  strata::test::run_heap_model(heap, {.seed = 5, .operations = 100000, .max_size = 100000});
+  strata::test::run_heap_model(heap, {.seed = 5, .operations = 30000, .max_size = 100000});
   void* a = strata_aligned_alloc(128, 50);
   strata_free(a);  // interior pointers of aligned objects are legitimate
 }

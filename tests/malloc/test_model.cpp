@@ -6,6 +6,12 @@
 
 namespace {
 
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kScale = 4;  // the model checks every byte; sanitizers make that slow
+#else
+constexpr std::size_t kScale = 1;
+#endif
+
 // libstrata through its prefixed API, as a strata::layers::SizedHeap with realloc.
 struct StrataHeap {
   void* malloc(std::size_t size) { return strata_malloc(size); }
@@ -22,17 +28,17 @@ TEST(StrataModel, SmallObjects) {
 
 TEST(StrataModel, SmallObjectsOtherSeedManyLive) {
   StrataHeap heap;
-  strata::test::run_heap_model(heap, {.seed = 77, .operations = 200000, .max_live = 20000});
+  strata::test::run_heap_model(heap, {.seed = 77, .operations = 200000 / kScale, .max_live = 20000});
 }
 
 TEST(StrataModel, UpToLargeObjects) {
   StrataHeap heap;
-  strata::test::run_heap_model(heap, {.seed = 2, .operations = 60000, .max_live = 500, .max_size = 256 * 1024});
+  strata::test::run_heap_model(heap, {.seed = 2, .operations = 60000 / kScale, .max_live = 500, .max_size = 256 * 1024});
 }
 
 TEST(StrataModel, UpToHugeObjects) {
   StrataHeap heap;
-  strata::test::run_heap_model(heap, {.seed = 3, .operations = 4000, .max_live = 40, .max_size = 3 << 20});
+  strata::test::run_heap_model(heap, {.seed = 3, .operations = 4000 / kScale, .max_live = 40, .max_size = 3 << 20});
 }
 
 }  // namespace
