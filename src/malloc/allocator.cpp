@@ -302,7 +302,7 @@ void deallocate(void* p) noexcept {
         auto* b = static_cast<FreeBlock*>(p);
         b->next = page->free;
         page->free = b;
-        if (STRATA_UNLIKELY(--page->used == 0) && page != heap->current[page->cls]) heap->page_emptied(page);
+        if (STRATA_UNLIKELY(--page->used == page->trigger) && page != heap->current[page->cls]) heap->on_trigger(page);
         return;
       }
       heap->free_local_slow(page, p);

@@ -36,6 +36,10 @@ inline constexpr std::size_t kExactMax = 512;
 inline constexpr std::size_t kClassesPerDoubling = 8;
 inline constexpr std::size_t kSmallMax = 8 * 1024;
 
+// A full page block goes back to the front of its class's available list
+// once this fraction of it has been freed (Vam: at the first free).
+inline constexpr std::size_t kUnfullFraction = 8;
+
 // ---- Large and huge objects -----------------------------------------------
 // Large objects (kSmallMax < size <= kLargeMax) are carved from shared
 // multi-page regions with a 16-byte boundary-tag header: segregated good-fit

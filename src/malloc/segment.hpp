@@ -48,8 +48,7 @@ struct FreeBlock {
 
 // Page flags: any of them makes the owner's free take the slow path.
 enum PageFlag : std::uint8_t {
-  kPageFull = 1,      // on its class's full list
-  kPageInterior = 2,  // holds aligned objects whose pointers are not the object start
+  kPageInterior = 1,  // holds aligned objects whose pointers are not the object start
 };
 
 enum class PageState : std::uint8_t { kUnused, kInClass, kEmptyRetained };
@@ -61,9 +60,14 @@ struct Page {
   char* bump_end;      // end of the objects area
   FreeBlock* free;     // objects freed back to this block, reused after fresh memory runs out
   std::uint32_t used;  // objects handed out and not yet back on `free`
+  // The value of `used` at which the owner's free must act: 0 on the available
+  // list (the block emptied), capacity - capacity/8 on the full list (enough
+  // came back to move the block to the front). One compare on the fast path.
+  std::uint32_t trigger;
   std::uint32_t block_size;
   std::uint8_t cls;
   std::uint8_t flags;  // PageFlag bits
+  bool full;           // on the class's full list (owner's view; in_full is the published copy)
   PageState state;
   Page* prev;  // in the class's available/full list, or the empty-page cache
   Page* next;
@@ -71,7 +75,7 @@ struct Page {
   char* touched_end;  // high-water mark of bump: what discarding must cover
   // ---- shared with freeing threads ----
   std::atomic<FreeBlock*> remote{nullptr};  // freed by other threads; the owner takes the whole list
-  std::atomic<bool> in_full{false};         // published kPageFull, read by freeing threads
+  std::atomic<bool> in_full{false};         // published `full`, read by freeing threads
 
   std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>((bump_end - start) / block_size); }
   // The start of the object containing p (p may be an interior aligned pointer).

@@ -149,7 +149,9 @@ void Heap::sync_current(std::size_t cls) noexcept {
 void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
   q.available.remove(page);
-  page->flags |= kPageFull;
+  page->full = true;
+  std::uint32_t capacity = page->capacity();
+  page->trigger = capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1);
   q.full.push_front(page);
   // Publish "full" before looking at the remote list one last time; a freeing
   // thread pushes before it reads in_full (both seq_cst), so at least one of
@@ -157,7 +159,7 @@ void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
   page->in_full.store(true, std::memory_order_seq_cst);
   if (page->remote.load(std::memory_order_seq_cst) != nullptr) {
     collect_remote(page);
-    move_to_front(page);
+    if (page->used <= page->trigger) move_to_front(page);
   }
   sync_current(cls);
 }
@@ -165,7 +167,8 @@ void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
 void Heap::move_to_front(Page* page) noexcept {
   ClassQueue& q = queues[page->cls];
   q.full.remove(page);
-  page->flags &= static_cast<std::uint8_t>(~kPageFull);
+  page->full = false;
+  page->trigger = 0;
   page->in_full.store(false, std::memory_order_relaxed);
   push_available(page->cls, page);
 }
@@ -186,7 +189,7 @@ Page* Heap::refill(std::size_t cls) noexcept {
       q.full_has_remote.exchange(false, std::memory_order_acq_rel)) {
     for (Page* page = q.full.head; page;) {
       Page* next = page->next;
-      if (collect_remote(page)) {
+      if (collect_remote(page) && page->used <= page->trigger) {
         move_to_front(page);
         if (page->used == 0 && page != q.available.head) retire(page);
       }
@@ -223,7 +226,9 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
   page->bump_end = page->start + cfg::kPageSize / size * size;
   page->free = nullptr;
   page->used = 0;
+  page->trigger = 0;
   page->flags = 0;
+  page->full = false;
   page->state = PageState::kInClass;
   page->prev = page->next = nullptr;
   page->in_full.store(false, std::memory_order_relaxed);
@@ -248,9 +253,18 @@ void Heap::free_local_slow(Page* page, void* p) noexcept {
   auto* b = static_cast<FreeBlock*>((page->flags & kPageInterior) ? page->object_start(p) : p);
   b->next = page->free;
   page->free = b;
-  --page->used;
-  if (page->flags & kPageFull) move_to_front(page);  // Vam §3.5: a block with a free goes to the front
-  if (page->used == 0) page_emptied(page);
+  if (--page->used == page->trigger) on_trigger(page);
+}
+
+void Heap::on_trigger(Page* page) noexcept {
+  // Vam §3.5: a full block that gets frees goes to the front of the available
+  // list. Vam moves it at the first free; waiting for 1/kUnfullFraction of it
+  // keeps a churn of single frees from moving blocks back and forth.
+  if (page->full) {
+    move_to_front(page);
+    if (page->used != 0) return;
+  }
+  page_emptied(page);
 }
 
 void Heap::page_emptied(Page* page) noexcept {
