@@ -367,7 +367,10 @@ void* reallocate(void* p, std::size_t size) noexcept {
       break;
     case SegmentKind::kHuge:
     default:
-      if (size > cfg::kLargeMax && huge_resize(p, size)) return p;
+      if (size > cfg::kLargeMax) {
+        if (huge_resize(p, size)) return p;
+        if (void* q = huge_move(p, size)) return q;
+      }
       have = huge_usable_size(p);
       break;
   }

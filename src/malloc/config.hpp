@@ -57,13 +57,14 @@ inline constexpr std::size_t kLargeArenas = 4;
 inline constexpr std::size_t kRetainedEmptyPages = 8;
 // A large arena discards the pages inside its free chunks once this many bytes
 // of free chunks are dirty (not yet discarded).
-inline constexpr std::size_t kLargeDirtyLimit = 8 * 1024 * 1024;
-// Each large arena keeps this many completely free regions mapped.
-inline constexpr std::size_t kLargeSpareRegions = 1;
+inline constexpr std::size_t kLargeDirtyLimit = 16 * 1024 * 1024;
+// Each large arena keeps this many completely free regions mapped (their
+// pages discarded by the dirty limit like any free chunk).
+inline constexpr std::size_t kLargeSpareRegions = 2;
 // Freed huge mappings kept for reuse (bytes, in total), so that a program that
 // allocates and frees a big buffer in a loop does not mmap/munmap each time.
-inline constexpr std::size_t kHugeCacheBytes = 32 * 1024 * 1024;
-inline constexpr std::size_t kHugeCacheEntries = 8;
+inline constexpr std::size_t kHugeCacheBytes = 64 * 1024 * 1024;
+inline constexpr std::size_t kHugeCacheEntries = 16;
 
 // The OS page, for discarding (the real one is asked at run time; this is the
 // granularity we assume for rounding and never exceeds the real one on x86-64).
