@@ -297,7 +297,9 @@ void deallocate(void* p) noexcept {
     auto* small = reinterpret_cast<SmallSegment*>(seg);
     Page* page = small->page_of(p);
     Heap* heap = tl_heap;
-    if (STRATA_LIKELY(small->heap == heap && heap != nullptr)) {
+    // A live segment always has an owner, so a thread without a heap (one
+    // that is exiting) never matches and takes the remote path.
+    if (STRATA_LIKELY(small->heap == heap)) {
       if (STRATA_LIKELY(page->flags == 0)) {
         auto* b = static_cast<FreeBlock*>(p);
         b->next = page->free;
