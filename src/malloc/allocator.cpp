@@ -479,9 +479,10 @@ void print_stats_to(int fd) noexcept {
     for (std::size_t cls = 0; cls < kClassCount; ++cls) {
       for (PageList* list : {&heap->queues[cls].available, &heap->queues[cls].full}) {
         for (Page* page = list->head; page; page = page->next) {
-          char* reached = page->bump > page->touched_end ? page->bump : page->touched_end;
+          std::size_t bumped = static_cast<std::size_t>(page->bump - page->start());
+          std::size_t reached = (bumped + cfg::kOsPageSize - 1) / cfg::kOsPageSize;
           totals[cls].blocks += 1;
-          totals[cls].os_pages += static_cast<std::size_t>(reached - page->start + cfg::kOsPageSize - 1) / cfg::kOsPageSize;
+          totals[cls].os_pages += reached > page->touched_pages ? reached : page->touched_pages;
           totals[cls].live += std::size_t{page->used} * page->block_size;
         }
       }

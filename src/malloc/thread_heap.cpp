@@ -55,7 +55,7 @@ std::size_t page_index(const Page* page, const SmallSegment* seg) noexcept {
 }
 
 SmallSegment* segment_of_page(const Page* page) noexcept {
-  return reinterpret_cast<SmallSegment*>(segment_base(page->start));
+  return reinterpret_cast<SmallSegment*>(reinterpret_cast<std::uintptr_t>(page) & ~(cfg::kSegmentSize - 1));
 }
 
 // Segment list helpers: segments with unused pages are kept at the front.
@@ -98,8 +98,7 @@ SmallSegment* map_small_segment() noexcept {
   seg->free_pages = SmallSegment::kAllPagesFree;
   for (std::size_t i = 0; i < cfg::kPagesPerSegment; ++i) {
     Page& page = seg->pages[i];
-    page.start = static_cast<char*>(mem) + i * cfg::kPageSize;
-    page.touched_end = page.start;
+    page.touched_pages = 0;
     page.state = PageState::kUnused;
   }
   return seg;
@@ -220,10 +219,10 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
     page = &seg->pages[i];
   }
   std::uint32_t size = kClassSize[cls];
-  page->block_size = size;
+  page->block_size = static_cast<std::uint16_t>(size);
   page->cls = static_cast<std::uint8_t>(cls);
-  page->bump = page->start;
-  page->bump_end = page->start + cfg::kPageSize / size * size;
+  page->bump = page->start();
+  page->bump_end = page->bump + cfg::kPageSize / size * size;
   page->free = nullptr;
   page->used = 0;
   page->trigger = 0;
@@ -277,7 +276,7 @@ void Heap::page_emptied(Page* page) noexcept {
 void Heap::retire(Page* page) noexcept {
   queues[page->cls].available.remove(page);
   sync_current(page->cls);
-  if (page->bump > page->touched_end) page->touched_end = page->bump;
+  page->note_touched();
   page->state = PageState::kEmptyRetained;
   page->flags = 0;
   empty_pages.push_front(page);
@@ -290,8 +289,8 @@ void Heap::retire(Page* page) noexcept {
 
 // Discard a retired block's memory and give the block back to its segment.
 void Heap::release_page(Page* page) noexcept {
-  discard(page->start, static_cast<std::size_t>(page->touched_end - page->start));
-  page->touched_end = page->start;
+  discard(page->start(), page->touched_pages * cfg::kOsPageSize);
+  page->touched_pages = 0;
   page->state = PageState::kUnused;
   SmallSegment* seg = segment_of_page(page);
   seg->free_pages |= std::uint64_t{1} << page_index(page, seg);
