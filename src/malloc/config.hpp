@@ -39,6 +39,8 @@ inline constexpr std::size_t kSmallMax = 8 * 1024;
 // A full page block goes back to the front of its class's available list
 // once this fraction of it has been freed (Vam: at the first free).
 inline constexpr std::size_t kUnfullFraction = 8;
+// Full blocks a refill examines for remote frees at most (round robin).
+inline constexpr std::size_t kFullScanBudget = 32;
 
 // ---- Large and huge objects -----------------------------------------------
 // Large objects (kSmallMax < size <= kLargeMax) are carved from shared
