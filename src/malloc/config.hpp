@@ -47,7 +47,7 @@ inline constexpr std::size_t kFullScanBudget = 32;
 // multi-page regions with a 16-byte boundary-tag header: segregated good-fit
 // bins ~12.5% apart, splitting, immediate coalescing (Vam §3.1, Large Objects).
 // Huge objects (> kLargeMax) are mapped straight from the OS.
-inline constexpr std::size_t kLargeMax = 1024 * 1024;
+inline constexpr std::size_t kLargeMax = 2 * 1024 * 1024;
 // Number of independently locked large-object arenas; a thread uses arena
 // (thread heap number % kLargeArenas).
 inline constexpr std::size_t kLargeArenas = 4;
