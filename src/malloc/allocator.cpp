@@ -187,6 +187,7 @@ __attribute__((destructor)) void report_at_exit() {
 Heap* thread_heap() noexcept {
   if (Heap* heap = tl_heap) return heap;
   ensure_initialized();
+  if (Heap* heap = tl_heap) return heap;  // initialization allocated, and claimed one
   Heap* heap = heap_claim();
   if (!heap) {
     errno = ENOMEM;
