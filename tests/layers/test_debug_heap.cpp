@@ -16,6 +16,10 @@ using strata::test::HoardingHeap;
 namespace {
 
 static_assert(strata::layers::SizedHeap<DebugHeap<MallocHeap>>);
+// realloc/calloc/memalign of the parent would bypass the record: hidden.
+static_assert(!strata::layers::ReallocatingHeap<DebugHeap<strata::layers::ANSIWrapper<MallocHeap>>>);
+static_assert(!strata::layers::CallocatingHeap<DebugHeap<strata::layers::ANSIWrapper<MallocHeap>>>);
+static_assert(!strata::layers::AligningHeap<DebugHeap<strata::layers::ANSIWrapper<MallocHeap>>>);
 
 // The regex a death message must match: the diagnosis, then the exact address.
 std::string message_for(const char* what, const void* ptr) {

@@ -42,6 +42,9 @@ struct UnsizedHeap {
   void free(void* ptr) { std::free(ptr); }
 };
 static_assert(!strata::layers::SizedHeap<UnsizedHeap>);
+// The parent's realloc does not know about the profile header: hidden.
+static_assert(!strata::layers::ReallocatingHeap<ProfileHeap<strata::layers::ANSIWrapper<MallocHeap>>>);
+static_assert(strata::layers::SizedHeap<ProfileHeap<UnsizedHeap>>);
 
 TEST(ProfileHeap, ExactFiguresOnAKnownSequence) {
   ProfileHeap<RoundTo32Heap> heap;

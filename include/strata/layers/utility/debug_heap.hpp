@@ -67,6 +67,15 @@ class DebugHeap : public Super {
     return size_of(*entry);
   }
 
+  // The parent's other whole-object operations do not understand this layer's
+  // objects: hide them rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+  void clear() = delete;
+
   // True when ptr is an object this heap returned and has not seen freed.
   bool isLive(const void* ptr) noexcept {
     std::uintptr_t* entry = record_.find(ptr);

@@ -77,6 +77,15 @@ class ProfileHeap : public Super {
 
   std::size_t getSize(void* ptr) const noexcept { return (static_cast<const Header*>(ptr) - 1)->requested; }
 
+  // The parent's other whole-object operations do not understand this layer's
+  // objects: hide them rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+  void clear() = delete;
+
   const ProfileStats& stats() const noexcept { return stats_; }
 
   void report(std::FILE* out) const noexcept {
