@@ -116,7 +116,9 @@ TEST(XallocHeapDeathTest, DoubleFreeAbortsNamingTheAddress) {
 TEST(XallocHeapDeathTest, ForeignPointerAbortsNamingTheAddress) {
   Xalloc heap;
   void* a = heap.malloc(10);
-  static char elsewhere[32];
+  // Aligned and with room before it, so only the range check can reject it.
+  alignas(16) static char buffer[64];
+  char* elsewhere = buffer + 32;
   EXPECT_DEATH(heap.free(elsewhere), "strata XallocHeap: free of pointer outside this heap's blocks " +
                                          address_of(elsewhere));
   heap.free(a);
