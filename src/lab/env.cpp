@@ -1,0 +1,66 @@
+#include "env.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+
+namespace strata::lab {
+
+bool parse_u64(const char* text, std::uint64_t* out) noexcept {
+  if (text == nullptr || *text == '\0') return false;
+  std::uint64_t value = 0;
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9') return false;
+    if (__builtin_mul_overflow(value, 10u, &value) || __builtin_add_overflow(value, unsigned(*c - '0'), &value))
+      return false;
+  }
+  *out = value;
+  return true;
+}
+
+bool parse_fraction(const char* text, double* out) noexcept {
+  if (text == nullptr || *text == '\0') return false;
+  double value = 0;
+  const char* c = text;
+  bool digits = false;
+  for (; *c >= '0' && *c <= '9'; ++c, digits = true) value = value * 10 + (*c - '0');
+  if (*c == '.') {
+    double scale = 0.1;
+    for (++c; *c >= '0' && *c <= '9'; ++c, scale /= 10, digits = true) value += (*c - '0') * scale;
+  }
+  if (*c != '\0' || !digits) return false;
+  *out = value;
+  return true;
+}
+
+bool expand_path(const char* pattern, char* out, std::size_t capacity) noexcept {
+  char pid[24];
+  std::size_t pid_len = 0;
+  for (unsigned long v = static_cast<unsigned long>(::getpid()); pid_len == 0 || v != 0; v /= 10)
+    pid[pid_len++] = static_cast<char>('0' + v % 10);
+  std::size_t used = 0;
+  for (const char* c = pattern; *c != '\0'; ++c) {
+    if (c[0] == '%' && c[1] == 'p') {
+      for (std::size_t i = pid_len; i-- > 0;) {
+        if (used + 1 >= capacity) return false;
+        out[used++] = pid[i];
+      }
+      ++c;
+    } else {
+      if (used + 1 >= capacity) return false;
+      out[used++] = *c;
+    }
+  }
+  out[used] = '\0';
+  return true;
+}
+
+void complain(const char* who, const char* a, const char* b) noexcept {
+  const char* parts[] = {"strata-lab: ", who, ": ", a, b, "\n"};
+  for (const char* part : parts) {
+    ssize_t ignored = ::write(2, part, std::strlen(part));
+    (void)ignored;
+  }
+}
+
+}  // namespace strata::lab
