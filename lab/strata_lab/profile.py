@@ -60,14 +60,14 @@ def load(path) -> dict:
 
 def collect(directory: Path, root_pid: int, output: Path, suffix: str) -> list:
     """Moves the root process's file to `output` and each child's to
-    <output stem>.<pid><suffix> beside it. Returns the children's paths."""
+    <output stem>.<pid><output suffix> beside it. Returns the children's paths."""
     children = []
     for produced in sorted(directory.glob(f"*{suffix}")):
         pid = int(produced.name.split(".")[1])
         if pid == root_pid:
             produced.replace(output)
         else:
-            target = output.with_name(f"{output.stem}.{pid}{suffix}")
+            target = output.with_name(f"{output.stem}.{pid}{output.suffix}")
             produced.replace(target)
             children.append(target)
     return children

@@ -69,8 +69,10 @@ void* create(std::uint8_t op, std::uint64_t size, std::uint64_t alignment) noexc
     case trace::kPosixMemalign: return ::posix_memalign(&p, alignment, size) == 0 ? p : nullptr;
     case trace::kAlignedAlloc: return ::aligned_alloc(alignment, size);
     case trace::kMemalign: return ::memalign(alignment, size);
-    case trace::kValloc: return ::valloc(size);
-    default: return ::pvalloc(size);
+    // valloc/pvalloc (page-aligned, pvalloc's size already rounded in the trace)
+    // through memalign: not every allocator defines them, and glibc's would
+    // then hand out memory the preloaded allocator's free cannot take.
+    default: return ::memalign(alignment, size);
   }
 }
 
