@@ -121,3 +121,20 @@ def test_cutoff_moves_sizes_to_large(tmp_path):
     assert profile["cutoff"] == 50
     assert profile["size_histogram"] == {"24": 100}
     assert (profile["large_objects"], profile["large_bytes"]) == (50, 4000)
+
+
+@pytest.mark.parametrize("allocator", ALLOCATORS)
+def test_cxx_new_and_delete_are_counted_on_every_allocator(tmp_path, allocator):
+    """jemalloc, tcmalloc and mimalloc define operator new themselves; the
+    shim's own new/delete keep C++ allocation visible on them too."""
+    program = PATTERNS.parent / "lab_cxx_patterns"
+    out, base_out = tmp_path / "new.json", tmp_path / "base.json"
+    lab_ok("profile", "-o", out, "--alloc", allocator, "--", program, "new")
+    lab_ok("profile", "-o", base_out, "--alloc", allocator, "--", program, "nothing")
+    profile, base = json.loads(out.read_text()), json.loads(base_out.read_text())
+    histogram = {k: v - base["size_histogram"].get(k, 0) for k, v in profile["size_histogram"].items()}
+    assert {k: v for k, v in histogram.items() if v} == {"8": 100, "24": 1, "64": 5, "1000": 10}
+    assert profile["total_objects"] - base["total_objects"] == 116
+    assert profile["free_calls"] - base["free_calls"] == 116
+    assert profile["peak_live_objects"] - base["live_objects_at_exit"] == 116  # the nothrow one joins the 115
+    assert profile["live_objects_at_exit"] == base["live_objects_at_exit"]

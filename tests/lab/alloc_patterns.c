@@ -49,8 +49,10 @@ static int reallocs(void) {
   char *q = malloc(64);
   check(q != NULL, "malloc");
   check((q = reallocarray(q, 10, 32)) != NULL, "reallocarray");
-  volatile size_t huge = SIZE_MAX; /* volatile: keep the compiler from flagging the overflow */
-  check(reallocarray(q, huge, 2) == NULL, "reallocarray overflow");
+  /* volatile: keep the compiler from flagging the overflow, or q as freed by the failed call */
+  volatile size_t huge = SIZE_MAX;
+  char *volatile same_q = q;
+  check(reallocarray(same_q, huge, 2) == NULL, "reallocarray overflow");
   char *r = realloc(p, 0);
   if (r != NULL) { /* some allocators return a minimal object */
     say("realloc0=object\n");
