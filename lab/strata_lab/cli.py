@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--csv", help="time series of memory in use and live data")
     r.add_argument("--json", help="also write the result as JSON here")
     r.add_argument("--interval", type=float, default=10, help="sampling interval in ms (default 10)")
+    r.add_argument("--threads", action="store_true",
+                   help="replay each recorded thread on a thread of its own (still in the recorded order)")
     r.set_defaults(run=trace.replay, command=None)
     return parser
 

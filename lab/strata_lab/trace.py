@@ -77,7 +77,8 @@ def replay(args) -> int:
         report_file = Path(tmp) / "report.json"
         sampler = frag.Sampler(live_file)
         result = runner.run(command, args.allocator.preload(),
-                            {"STRATA_LIVE_OUT": live_file, "STRATA_REPLAY_REPORT": report_file},
+                            {"STRATA_LIVE_OUT": live_file, "STRATA_REPLAY_REPORT": report_file,
+                             "STRATA_REPLAY_THREADS": "1" if args.threads else "0"},
                             sampler=sampler, interval_s=args.interval / 1000)
         report = json.loads(report_file.read_text()) if report_file.exists() else None
     if result.returncode == 3 and report is not None:
@@ -91,12 +92,13 @@ def replay(args) -> int:
                     "replay_seconds": report["replay_ns"] / 1e9, "peak_rss_bytes": result.peak_rss_bytes,
                     "recorded_peak_live_bytes": recorded["peak_live_bytes"],
                     "recorded_peak_live_objects": recorded["peak_live_objects"],
-                    "records": report["records"]})
+                    "records": report["records"], "threads": report["replayed_on_recorded_threads"]})
     if args.csv:
         sampler.write_csv(args.csv)
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"strata-lab replay: {args.allocator.name}: {report['records']:,} operations in "
+    where = f" on {recorded['threads']} threads" if args.threads else ""
+    print(f"strata-lab replay: {args.allocator.name}: {report['records']:,} operations{where} in "
           f"{summary['replay_seconds']:.6f} s; peak RSS {result.peak_rss_bytes / 2**20:.1f} MiB; "
           f"{frag.describe(summary)}")
     if (report["peak_live_bytes"], report["peak_live_objects"]) != \

@@ -50,6 +50,20 @@ def test_profiler_stacked_on_the_replayer_sees_the_recorded_peaks(tmp_path, mixe
     assert profile["total_objects"] == recorded["objects"]
 
 
+@pytest.mark.parametrize("allocator", ["glibc", "jemalloc", "tcmalloc"])
+def test_replay_on_the_recorded_threads_reaches_the_same_peaks(tmp_path, allocator):
+    trace = tmp_path / "threads.trace"
+    lab_ok("trace", "record", "-o", trace, "--", PATTERNS, "threads")
+    recorded = read_summary(trace)
+    out = tmp_path / "replay.json"
+    result = lab_ok("trace", "replay", trace, "--alloc", allocator, "--threads", "--json", out)
+    summary = json.loads(out.read_text())
+    assert summary["threads"] is True and "on 5 threads" in result.stdout
+    assert (summary["peak_live_bytes"], summary["peak_live_objects"]) == \
+        (recorded["peak_live_bytes"], recorded["peak_live_objects"])
+    assert summary["records"] == recorded["records"]
+
+
 @pytest.mark.parametrize("mode", ["threads", "realloc", "aligned", "large", "basic"])
 @pytest.mark.parametrize("allocator", ["glibc", "jemalloc"])
 def test_every_pattern_replays_exactly(tmp_path, mode, allocator):
