@@ -138,3 +138,17 @@ def test_cxx_new_and_delete_are_counted_on_every_allocator(tmp_path, allocator):
     assert profile["free_calls"] - base["free_calls"] == 116
     assert profile["peak_live_objects"] - base["live_objects_at_exit"] == 116  # the nothrow one joins the 115
     assert profile["live_objects_at_exit"] == base["live_objects_at_exit"]
+
+
+def test_exec_and_child_processes_each_get_a_profile(tmp_path):
+    """A shell forks and execs two programs: each writes its own profile under
+    its own pid (the shell's is the -o file)."""
+    out = tmp_path / "shell.json"
+    result = lab_ok("profile", "-o", out, "--", "sh", "-c", f"{PATTERNS} basic; {PATTERNS} aligned; true")
+    profiles = [json.loads(p.read_text()) for p in [out] + sorted(tmp_path.glob("shell.*.json"))]
+    histograms = [p["size_histogram"] for p in profiles]
+    assert {"24": 100, "80": 50} in histograms
+    assert {"100": 1, "256": 1, "1000": 1} in histograms
+    assert len({p["pid"] for p in profiles}) == len(profiles) >= 3
+    assert all(p["command"][0] == "sh" for p in profiles)
+    assert "child process profile" in result.stdout

@@ -89,3 +89,11 @@ def test_fork_child_gets_its_own_trace(tmp_path):
     # The child's trace is self-contained: its own 5 objects; the inherited ones are unknown to it.
     assert (child_summary["objects"], child_summary["peak_live_objects"]) == (5, 5)
     lab_ok("trace", "replay", child)
+
+
+def test_a_shell_and_its_children_are_traced(tmp_path):
+    """dash leaves by _exit: the recorder closes its trace there too."""
+    trace = tmp_path / "shell.trace"
+    lab_ok("trace", "record", "-o", trace, "--", "sh", "-c", f"{PATTERNS} basic; true")
+    summaries = [read_summary(p) for p in [trace] + sorted(tmp_path.glob("shell.*.trace"))]
+    assert any(s["objects"] == 150 and s["peak_live_bytes"] == 6400 for s in summaries)

@@ -17,4 +17,9 @@ bool expand_path(const char* pattern, char* out, std::size_t capacity) noexcept;
 // Writes "strata-lab: <who>: <a><b>\n" to stderr.
 void complain(const char* who, const char* a, const char* b = "") noexcept;
 
+// Ends the process at once with `status`, bypassing exit handlers and the
+// shims' own _exit (which would try to write results of a process that
+// failed to start being measured).
+[[noreturn]] void exit_now(int status) noexcept;
+
 }  // namespace strata::lab

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "env.hpp"
 #include "lab_config.hpp"
 #include <sched.h>
 
@@ -38,7 +39,7 @@ void resolve(Fn& slot, const char* name) noexcept {
   ignored = ::write(2, what, std::strlen(what));
   ignored = ::write(2, "\n", 1);
   (void)ignored;
-  ::_exit(127);
+  exit_now(127);
 }
 
 void resolve_all() noexcept {

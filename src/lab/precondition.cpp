@@ -20,6 +20,7 @@
 #include "env.hpp"
 #include "file_writer.hpp"
 #include "lab_memory.hpp"
+#include "process_exit.hpp"
 #include "profile_reader.hpp"
 
 namespace strata::lab {
@@ -51,7 +52,7 @@ pid_t g_pid = 0;
 
 [[noreturn]] void bad_setting(const char* variable, const char* problem, const char* value) noexcept {
   complain(variable, problem, value);
-  ::_exit(2);
+  exit_now(2);
 }
 
 Settings read_settings() noexcept {
@@ -229,11 +230,17 @@ __attribute__((constructor(101))) void precondition_before_main() {
     say_what_was_done(g_settings, g_outcome);
 }
 
-// Runs from _dl_fini, after the program's atexit handlers: the program has exited.
+bool g_exit_recorded = false;
+
+// Runs from _dl_fini, after the program's atexit handlers, or from _exit.
 __attribute__((destructor)) void record_program_exit() {
   if (::getpid() != g_pid || g_settings.report == nullptr) return;  // a fork child: not the measured program
+  if (g_exit_recorded) return;
+  g_exit_recorded = true;
   write_report(g_settings, g_outcome, monotonic_ns());
 }
 
 }  // namespace
+
+void on_process_exit() noexcept { record_program_exit(); }
 }  // namespace strata::lab

@@ -21,6 +21,7 @@
 #include "live_mirror.hpp"
 #include "live_table.hpp"
 #include "observer.hpp"
+#include "process_exit.hpp"
 
 namespace strata::lab {
 namespace {
@@ -117,7 +118,7 @@ void initialize() noexcept {
     std::uint64_t cutoff = 0;
     if (!parse_u64(text, &cutoff) || cutoff == 0 || cutoff > config::kMaxCutoff) {
       complain("STRATA_PROFILE_CUTOFF", "expected an integer in 1..16777216, got ", text);
-      ::_exit(2);
+      exit_now(2);
     }
     g_cutoff = cutoff;
   }
@@ -145,7 +146,11 @@ std::uint64_t level(const Level& l) noexcept {
 
 std::uint64_t get(const Counter& c) noexcept { return c.load(std::memory_order_relaxed); }
 
+std::atomic<pid_t> g_written_by{0};  // per pid: a vfork child shares this memory
+
 void write_profile() noexcept {
+  const pid_t self = ::getpid();
+  if (g_written_by.exchange(self) == self) return;
   ensure_initialized();
   const char* pattern = ::getenv("STRATA_PROFILE_OUT");
   if (pattern == nullptr || *pattern == '\0') pattern = "strata-profile.%p.json";
@@ -191,6 +196,8 @@ void write_profile() noexcept {
 __attribute__((destructor)) void profile_at_exit() { write_profile(); }
 
 }  // namespace
+
+void on_process_exit() noexcept { write_profile(); }
 
 namespace observer {
 

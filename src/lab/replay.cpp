@@ -53,7 +53,7 @@ const char* g_trace_path = "";
 
 [[noreturn]] void fail(const char* problem) noexcept {
   complain(g_trace_path, problem);
-  ::_exit(2);
+  exit_now(2);
 }
 
 void publish(const Stats& s, LiveMirrorPage* mirror) noexcept {

@@ -19,6 +19,7 @@
 #include "file_writer.hpp"
 #include "live_table.hpp"
 #include "observer.hpp"
+#include "process_exit.hpp"
 #include "trace_format.hpp"
 
 namespace strata::lab {
@@ -31,6 +32,7 @@ struct ObjectRecord {
 
 struct Recorder {
   bool open = false;
+  pid_t owner = 0;  // the process writing this trace (a vfork child shares the memory, not the trace)
   std::uint64_t next_id = 1;
   std::uint64_t records = 0;
   std::uint64_t threads = 0;
@@ -72,11 +74,12 @@ void open_trace() noexcept {
   std::memcpy(header + 8, &version, 4);
   g_out->bytes(header, sizeof header);
   g.open = true;
+  g.owner = ::getpid();
   g.start_ns = g.last_ns = monotonic_ns();
 }
 
 void finish_trace() noexcept {
-  if (!g.open) return;
+  if (!g.open || g.owner != ::getpid()) return;
   g.open = false;
   const trace::Trailer trailer{g.records, g.next_id - 1, g.peak_live_bytes, g.peak_live_objects,
                                g.threads, g.last_ns - g.start_ns, g.unknown_frees, g.live_bytes};
@@ -160,10 +163,12 @@ void create(void* p, std::uint64_t size, std::uint8_t op, std::uint64_t alignmen
 __attribute__((destructor)) void trace_at_exit() {
   ensure_initialized();
   Hold hold(g_lock);
-  finish_trace();
+  finish_trace();  // once: it closes the trace
 }
 
 }  // namespace
+
+void on_process_exit() noexcept { trace_at_exit(); }
 
 namespace observer {
 
