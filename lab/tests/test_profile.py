@@ -152,3 +152,13 @@ def test_exec_and_child_processes_each_get_a_profile(tmp_path):
     assert len({p["pid"] for p in profiles}) == len(profiles) >= 3
     assert all(p["command"][0] == "sh" for p in profiles)
     assert "child process profile" in result.stdout
+
+
+def test_a_free_the_shim_cannot_see_is_accounted_when_the_address_returns(tmp_path):
+    """The program frees through glibc's internal __libc_free (not interposed);
+    when malloc hands the address out again, the profiler counts the old object
+    as freed (missed_frees) instead of counting two live objects."""
+    profile, _ = profile_of(tmp_path, "bypass")
+    assert profile["missed_frees"] == 1
+    assert (profile["total_objects"], profile["peak_live_objects"], profile["live_objects_at_exit"]) == (2, 1, 0)
+    assert profile["free_calls"] == 1 and profile["unknown_frees"] == 0

@@ -97,3 +97,11 @@ def test_a_shell_and_its_children_are_traced(tmp_path):
     lab_ok("trace", "record", "-o", trace, "--", "sh", "-c", f"{PATTERNS} basic; true")
     summaries = [read_summary(p) for p in [trace] + sorted(tmp_path.glob("shell.*.trace"))]
     assert any(s["objects"] == 150 and s["peak_live_bytes"] == 6400 for s in summaries)
+
+
+def test_a_missed_free_is_recorded_so_the_trace_replays(tmp_path):
+    trace = tmp_path / "bypass.trace"
+    lab_ok("trace", "record", "-o", trace, "--", PATTERNS, "bypass")
+    recorded = read_summary(trace)
+    assert (recorded["objects"], recorded["peak_live_objects"], recorded["live_bytes_at_end"]) == (2, 1, 0)
+    lab_ok("trace", "replay", trace)

@@ -19,15 +19,26 @@ namespace strata::lab {
 template <class Value>
 class LiveTable {
  public:
-  // False only when memory for growing the table could not be mapped.
-  bool insert(const void* p, const Value& value) noexcept {
+  enum class Insert { kAdded, kReplaced, kNoMemory };
+
+  // Adds p. kReplaced: p was already there (its free was never seen, e.g. it
+  // went through an entry point the shim does not interpose); *previous then
+  // holds the old value. kNoMemory: the table could not grow.
+  Insert insert(const void* p, const Value& value, Value* previous) noexcept {
     const std::uint64_t h = hash(p);
     Stripe& s = stripe_for(h);
     Hold hold(s.lock);
-    if ((s.count + 1) * 2 > s.capacity && !grow(s)) return false;
-    place(s, key_of(p), value, h);
+    if ((s.count + 1) * 2 > s.capacity && !grow(s)) return Insert::kNoMemory;
+    Entry& slot = find_slot(s, key_of(p), h);
+    if (slot.key != 0) {
+      *previous = slot.value;
+      slot.value = value;
+      return Insert::kReplaced;
+    }
+    slot.key = key_of(p);
+    slot.value = value;
     ++s.count;
-    return true;
+    return Insert::kAdded;
   }
 
   // Removes p; false if it was not there.
@@ -101,12 +112,12 @@ class LiveTable {
   Stripe& stripe_for(std::uint64_t h) noexcept { return stripes_[(h >> 58) % config::kTableStripes]; }
   static std::size_t slot_of(std::uint64_t h, std::size_t mask) noexcept { return static_cast<std::size_t>(h) & mask; }
 
-  static void place(Stripe& s, std::uintptr_t key, const Value& value, std::uint64_t h) noexcept {
+  // The slot holding key, or the empty slot where it belongs.
+  static Entry& find_slot(Stripe& s, std::uintptr_t key, std::uint64_t h) noexcept {
     const std::size_t mask = s.capacity - 1;
     std::size_t i = slot_of(h, mask);
     while (s.slots[i].key != 0 && s.slots[i].key != key) i = (i + 1) & mask;
-    s.slots[i].key = key;
-    s.slots[i].value = value;
+    return s.slots[i];
   }
 
   static bool grow(Stripe& s) noexcept {
@@ -118,7 +129,7 @@ class LiveTable {
     s.slots = slots;
     s.capacity = capacity;
     for (std::size_t i = 0; i < old_capacity; ++i)
-      if (old[i].key != 0) place(s, old[i].key, old[i].value, hash(reinterpret_cast<const void*>(old[i].key)));
+      if (old[i].key != 0) find_slot(s, old[i].key, hash(reinterpret_cast<const void*>(old[i].key))) = old[i];
     unmap_lab_memory(old, old_capacity * sizeof(Entry));
     return true;
   }

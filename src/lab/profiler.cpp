@@ -38,6 +38,7 @@ struct Totals {
   Counter large_bytes{0};
   Counter unknown_frees{0};    // free of a pointer this profiler never saw allocated
   Counter untracked{0};        // objects the table could not hold (out of memory)
+  Counter missed_frees{0};     // addresses handed out again without the free being seen
 };
 
 struct Live {
@@ -93,7 +94,17 @@ void count_request(std::uint64_t size) noexcept {
 }
 
 void track(void* p, std::uint64_t size) noexcept {
-  if (!g_sizes.insert(p, size)) g_totals.untracked.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t previous = 0;
+  switch (g_sizes.insert(p, size, &previous)) {
+    case LiveTable<std::uint64_t>::Insert::kAdded: break;
+    case LiveTable<std::uint64_t>::Insert::kNoMemory:
+      g_totals.untracked.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case LiveTable<std::uint64_t>::Insert::kReplaced:  // the old object is gone: account its free now
+      g_totals.missed_frees.fetch_add(1, std::memory_order_relaxed);
+      change_live(-static_cast<std::int64_t>(previous), -1);
+      break;
+  }
 }
 
 // fork: the child keeps its inherited live objects (they are live in it too)
@@ -105,7 +116,8 @@ void after_fork_in_child() noexcept {
   g_sizes.unlock_all();
   g_mirror = nullptr;
   for (Counter* c : {&g_totals.objects, &g_totals.bytes, &g_totals.realloc_calls, &g_totals.free_calls,
-                     &g_totals.large_objects, &g_totals.large_bytes, &g_totals.unknown_frees, &g_totals.untracked})
+                     &g_totals.large_objects, &g_totals.large_bytes, &g_totals.unknown_frees, &g_totals.untracked,
+                     &g_totals.missed_frees})
     c->store(0, std::memory_order_relaxed);
   for (std::uint64_t i = 0; i < g_cutoff && g_histogram != nullptr; ++i)
     g_histogram[i].store(0, std::memory_order_relaxed);
@@ -180,6 +192,7 @@ void write_profile() noexcept {
       .text(",\n  \"large_bytes\": ").number(get(g_totals.large_bytes))
       .text(",\n  \"unknown_frees\": ").number(get(g_totals.unknown_frees))
       .text(",\n  \"untracked_objects\": ").number(get(g_totals.untracked))
+      .text(",\n  \"missed_frees\": ").number(get(g_totals.missed_frees))
       .text(",\n  \"size_histogram\": {");
   bool first = true;
   for (std::uint64_t size = 0; size < g_cutoff && g_histogram != nullptr; ++size) {

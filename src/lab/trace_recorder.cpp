@@ -152,10 +152,21 @@ void shrink_live(std::uint64_t bytes, std::uint64_t objects) noexcept {
   g.live_objects -= objects;
 }
 
+// Remembers p's object. If p was still in the table, its free went unseen
+// (an entry point not interposed): record that free now, so the trace stays
+// replayable. Caller holds g_lock.
+void remember(void* p, const ObjectRecord& object) noexcept {
+  ObjectRecord previous;
+  if (g_objects.insert(p, object, &previous) == LiveTable<ObjectRecord>::Insert::kReplaced) {
+    shrink_live(previous.size, 1);
+    emit(trace::kFree, previous.id, 0, 0);
+  }
+}
+
 // A new object: give it an id, remember it, record it. Caller holds g_lock.
 void create(void* p, std::uint64_t size, std::uint8_t op, std::uint64_t alignment) noexcept {
   const ObjectRecord object{size, g.next_id++};
-  g_objects.insert(p, object);
+  remember(p, object);
   grow_live(size, 1);
   emit(op, object.id, size, alignment);
 }
@@ -204,7 +215,7 @@ void resized(const Detached& old, void* p, std::size_t size, Call) noexcept {
     create(p, size, trace::kMalloc, 0);
     return;
   }
-  g_objects.insert(p, ObjectRecord{size, old.id});
+  remember(p, ObjectRecord{size, old.id});
   if (size >= old.size)
     grow_live(size - old.size, 0);
   else
@@ -221,7 +232,7 @@ void released(const Detached& old, Call) noexcept {
 
 void reattached(const Detached& old, void* p) noexcept {
   Hold hold(g_lock);
-  if (old.known) g_objects.insert(p, ObjectRecord{old.size, old.id});
+  if (old.known) remember(p, ObjectRecord{old.size, old.id});
 }
 
 }  // namespace observer

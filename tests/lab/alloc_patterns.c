@@ -220,6 +220,19 @@ static int churn(void) {
   return 0;
 }
 
+/* glibc only: a free the shims cannot see (glibc's internal entry point),
+ * then a malloc that gets the same address back from glibc's cache. */
+extern void __libc_free(void *);
+static int bypass(void) {
+  void *p = malloc(40);
+  check(p != NULL, "malloc");
+  __libc_free(p);
+  void *q = malloc(40);
+  check(q == p, "glibc did not reuse the address");
+  free(q);
+  return 0;
+}
+
 /* Allocates a little, then exits 3 / aborts: the CLI must report it. */
 static int exit3(void) {
   check(malloc(16) != NULL, "malloc");
@@ -234,10 +247,10 @@ int main(int argc, char **argv) {
   static const struct { const char *name; int (*run)(void); } modes[] = {
       {"basic", basic}, {"realloc", reallocs}, {"aligned", aligned}, {"large", large},
       {"threads", threads}, {"fork", forks}, {"frag", frag}, {"mixed", mixed},
-      {"churn", churn}, {"exit3", exit3}, {"crash", crash}, {"nothing", NULL},
+      {"churn", churn}, {"bypass", bypass}, {"exit3", exit3}, {"crash", crash}, {"nothing", NULL},
   };
   if (argc != 2) {
-    say("usage: lab_alloc_patterns basic|realloc|aligned|large|threads|fork|frag|mixed|churn|exit3|crash|nothing\n");
+    say("usage: lab_alloc_patterns basic|realloc|aligned|large|threads|fork|frag|mixed|churn|bypass|exit3|crash|nothing\n");
     return 2;
   }
   for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)

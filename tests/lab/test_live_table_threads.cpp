@@ -18,8 +18,12 @@ TEST(LiveTableThreads, ConcurrentInsertAndTakeLoseNothing) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t, &errors] {
       for (int round = 0; round < 3; ++round) {
-        for (std::uint64_t i = 0; i < kKeys; ++i)
-          if (!table.insert(reinterpret_cast<const void*>(16 * (i * kThreads + t + 1)), i + round)) ++errors[t];
+        for (std::uint64_t i = 0; i < kKeys; ++i) {
+          std::uint64_t previous = 0;
+          if (table.insert(reinterpret_cast<const void*>(16 * (i * kThreads + t + 1)), i + round, &previous) !=
+              LiveTable<std::uint64_t>::Insert::kAdded)
+            ++errors[t];
+        }
         for (std::uint64_t i = 0; i < kKeys; i += 2) {
           std::uint64_t got = 0;
           if (!table.take(reinterpret_cast<const void*>(16 * (i * kThreads + t + 1)), &got) || got != i + round)

@@ -30,7 +30,7 @@ TEST(LiveTable, AgreesWithAModelUnderRandomInsertAndTake) {
     std::uint64_t got = 0;
     if (model.count(key) == 0) {
       ASSERT_FALSE(table.take(p, &got));
-      ASSERT_TRUE(table.insert(p, step));
+      ASSERT_EQ(table.insert(p, step, &got), LiveTable<std::uint64_t>::Insert::kAdded);
       model[key] = static_cast<std::uint64_t>(step);
     } else {
       ASSERT_TRUE(table.take(p, &got));
@@ -45,6 +45,18 @@ TEST(LiveTable, AgreesWithAModelUnderRandomInsertAndTake) {
     EXPECT_EQ(got, value);
   }
   EXPECT_EQ(table.size(), 0u);
+}
+
+TEST(LiveTable, ReportsAnAddressInsertedTwice) {
+  static LiveTable<std::uint64_t> table;
+  const void* p = reinterpret_cast<const void*>(0x1000);
+  std::uint64_t previous = 0;
+  ASSERT_EQ(table.insert(p, 7, &previous), LiveTable<std::uint64_t>::Insert::kAdded);
+  ASSERT_EQ(table.insert(p, 9, &previous), LiveTable<std::uint64_t>::Insert::kReplaced);
+  EXPECT_EQ(previous, 7u);
+  EXPECT_EQ(table.size(), 1u);
+  ASSERT_TRUE(table.take(p, &previous));
+  EXPECT_EQ(previous, 9u);
 }
 
 TEST(TraceVarint, RoundTripsAndRejectsTruncation) {
