@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import paths, profile, runner
+from .errors import LabError
 
 _EXCLUDED_SPECIAL = {"[stack]", "[vdso]", "[vvar]", "[vsyscall]", "[uprobes]"}
 
@@ -98,7 +99,6 @@ def describe(summary: dict) -> str:
 
 def command(args) -> int:
     if args.interval <= 0:
-        from .errors import LabError
         raise LabError(f"--interval {args.interval}: must be > 0 ms")
     preload = [str(paths.shim("profile"))] + args.allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-frag-") as tmp:

@@ -96,7 +96,7 @@ def command(args) -> int:
         produced = Path(tmp) / f"profile.{result.pid}.json"
         if not produced.exists():
             result.fail_if_not_ok("no profile was written")
-            raise LabError(f"the program exited but wrote no profile (did it call _exit or exec?)")
+            raise LabError("the program exited but wrote no profile (was it killed, or statically linked?)")
         children = collect(Path(tmp), result.pid, output, ".json")
     for path in [output] + children:
         data = json.loads(path.read_text())

@@ -55,7 +55,7 @@ def record(args) -> int:
         produced = Path(tmp) / f"trace.{result.pid}.bin"
         if not produced.exists():
             result.fail_if_not_ok("no trace was written")
-            raise LabError("the program exited but wrote no trace (did it call _exit or exec?)")
+            raise LabError("the program exited but wrote no trace (was it killed, or statically linked?)")
         children = profile.collect(Path(tmp), result.pid, output, ".bin")
     summary = read_summary(output)
     print(f"strata-lab trace: {output}: {summary['records']:,} operations on {summary['objects']:,} objects "
