@@ -210,8 +210,9 @@ void say_what_was_done(const Settings& s, const Outcome& o) noexcept {
   (void)ignored;
 }
 
-// Priority 101: before the constructors of ordinary code (default 65535) in
-// this process's other libraries and the program.
+// Runs before main and before the program's own static constructors (a
+// preloaded library is initialised before the executable); the priority only
+// puts it first within this library.
 __attribute__((constructor(101))) void precondition_before_main() {
   g_pid = ::getpid();
   g_outcome.start_ns = monotonic_ns();
