@@ -9,16 +9,14 @@
 
 #include "env.hpp"
 #include "lab_config.hpp"
-#include <sched.h>
+#include "once.hpp"
 
 namespace strata::lab {
 
 namespace {
 
-enum State : int { kUnresolved, kResolving, kReady };
-
 NextMalloc g_next{};
-std::atomic<int> g_state{kUnresolved};
+Once g_resolved;
 // initial-exec: a preloaded library's TLS is static, and the dynamic TLS path
 // (__tls_get_addr) may itself allocate.
 __attribute__((tls_model("initial-exec"))) thread_local bool t_resolving = false;
@@ -63,17 +61,13 @@ void resolve_all() noexcept {
 }  // namespace
 
 const NextMalloc* next_malloc() noexcept {
-  if (g_state.load(std::memory_order_acquire) == kReady) return &g_next;
+  if (g_resolved.done()) return &g_next;
   if (t_resolving) return nullptr;
-  int expected = kUnresolved;
-  if (g_state.compare_exchange_strong(expected, kResolving, std::memory_order_acq_rel)) {
+  g_resolved.run([] {
     t_resolving = true;
     resolve_all();
     t_resolving = false;
-    g_state.store(kReady, std::memory_order_release);
-  } else {
-    while (g_state.load(std::memory_order_acquire) != kReady) ::sched_yield();
-  }
+  });
   return &g_next;
 }
 

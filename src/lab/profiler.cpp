@@ -21,6 +21,7 @@
 #include "live_mirror.hpp"
 #include "live_table.hpp"
 #include "observer.hpp"
+#include "once.hpp"
 #include "process_exit.hpp"
 
 namespace strata::lab {
@@ -55,8 +56,7 @@ Counter* g_histogram = nullptr;              // g_cutoff counters: requests of s
 std::uint64_t g_cutoff = config::kDefaultCutoff;
 LiveMirrorPage* g_mirror = nullptr;
 
-enum InitState : int { kNotStarted, kStarting, kDone };
-std::atomic<int> g_init{kNotStarted};
+Once g_initialized;
 
 void raise_peak(Level& peak, std::int64_t value) noexcept {
   std::int64_t seen = peak.load(std::memory_order_relaxed);
@@ -140,16 +140,7 @@ void initialize() noexcept {
   ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
-void ensure_initialized() noexcept {
-  if (g_init.load(std::memory_order_acquire) == kDone) return;
-  int expected = kNotStarted;
-  if (g_init.compare_exchange_strong(expected, kStarting, std::memory_order_acq_rel)) {
-    initialize();
-    g_init.store(kDone, std::memory_order_release);
-  } else {
-    while (g_init.load(std::memory_order_acquire) != kDone) ::sched_yield();
-  }
-}
+void ensure_initialized() noexcept { g_initialized.run(initialize); }
 
 std::uint64_t level(const Level& l) noexcept {
   const std::int64_t v = l.load(std::memory_order_relaxed);

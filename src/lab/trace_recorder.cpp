@@ -19,6 +19,7 @@
 #include "file_writer.hpp"
 #include "live_table.hpp"
 #include "observer.hpp"
+#include "once.hpp"
 #include "process_exit.hpp"
 #include "trace_format.hpp"
 
@@ -52,8 +53,7 @@ alignas(FileWriter) unsigned char g_writer_storage[sizeof(FileWriter)];
 FileWriter* g_out = nullptr;
 __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_thread = 0;
 
-enum InitState : int { kNotStarted, kStarting, kDone };
-std::atomic<int> g_init{kNotStarted};
+Once g_initialized;
 
 void open_trace() noexcept {
   const char* pattern = ::getenv("STRATA_TRACE_OUT");
@@ -108,18 +108,13 @@ void after_fork_in_child() noexcept {
 }
 
 void ensure_initialized() noexcept {
-  if (g_init.load(std::memory_order_acquire) == kDone) return;
-  int expected = kNotStarted;
-  if (g_init.compare_exchange_strong(expected, kStarting, std::memory_order_acq_rel)) {
+  g_initialized.run([] {
     {
       Hold hold(g_lock);
       open_trace();
     }
     ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
-    g_init.store(kDone, std::memory_order_release);
-  } else {
-    while (g_init.load(std::memory_order_acquire) != kDone) ::sched_yield();
-  }
+  });
 }
 
 // Appends one record; the caller holds g_lock.
