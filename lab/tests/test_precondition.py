@@ -101,7 +101,8 @@ def test_program_time_excludes_preconditioning(tmp_path, profile_file):
            "--", PATTERNS, "nothing")
     summary = json.loads(out.read_text())
     assert summary["precondition"]["allocated_objects"] == 2000000
-    assert summary["program_seconds"] < summary["precondition_seconds"] / 5
+    # Were preconditioning counted, the program time would be at least as long.
+    assert summary["program_seconds"] < summary["precondition_seconds"] / 2
 
 
 def test_shim_rejects_bad_settings_naming_the_variable(tmp_path, profile_file):
