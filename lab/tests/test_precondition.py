@@ -122,3 +122,17 @@ def test_without_a_report_file_the_shim_says_what_it_did(profile_file):
     assert result.returncode == 0
     assert "strata-precondition: allocated 1000 objects" in result.stderr
     assert "freed 670, kept 330" in result.stderr
+
+
+def test_end_to_end_profile_then_precondition_from_it(tmp_path):
+    """A profile written by the profiler drives the preconditioner: the mixed
+    pattern peaks at 1262 live objects; Adv3 keeps 3786 - round(3786 x 0.34)."""
+    profile = tmp_path / "mixed.json"
+    lab_ok("profile", "-o", profile, "--", PATTERNS, "mixed")
+    peak = json.loads(profile.read_text())["peak_live_objects"]
+    out = tmp_path / "run.json"
+    lab_ok("run", "--alloc", "mimalloc", "--preset", "Adv3", "--profile", profile, "--json", out,
+           "--", PATTERNS, "mixed")
+    pre = json.loads(out.read_text())["precondition"]
+    n = round(3 * peak)
+    assert (pre["allocated_objects"], pre["kept_objects"]) == (n, n - round(n * 0.34))
