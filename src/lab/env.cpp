@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace strata::lab {
@@ -21,16 +22,18 @@ bool parse_u64(const char* text, std::uint64_t* out) noexcept {
 
 bool parse_fraction(const char* text, double* out) noexcept {
   if (text == nullptr || *text == '\0') return false;
-  double value = 0;
-  const char* c = text;
-  bool digits = false;
-  for (; *c >= '0' && *c <= '9'; ++c, digits = true) value = value * 10 + (*c - '0');
-  if (*c == '.') {
-    double scale = 0.1;
-    for (++c; *c >= '0' && *c <= '9'; ++c, scale /= 10, digits = true) value += (*c - '0') * scale;
+  // Digits with at most one point, then strtod for a correctly rounded value.
+  bool digits = false, point = false;
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c >= '0' && *c <= '9')
+      digits = true;
+    else if (*c == '.' && !point)
+      point = true;
+    else
+      return false;
   }
-  if (*c != '\0' || !digits) return false;
-  *out = value;
+  if (!digits) return false;
+  *out = std::strtod(text, nullptr);
   return true;
 }
 
