@@ -41,7 +41,7 @@ test: build
 
 test-python:
 	@if [ -f lab/pyproject.toml ]; then \
-	  STRATA_BUILD_DIR=$(CURDIR)/build/release $(VENV)/bin/python -m pytest -q lab/tests; \
+	  STRATA_LAB_BUILD_DIR=$(CURDIR)/build/release $(VENV)/bin/python -m pytest -q lab/tests; \
 	fi
 
 test-asan: setup

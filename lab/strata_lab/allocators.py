@@ -47,10 +47,10 @@ def resolve(name: str) -> Allocator:
     if name == "glibc":
         return Allocator(name, None)
     if name == "strata":
-        library = Path(os.environ.get("STRATA_LIBSTRATA", build_dir() / "src/malloc/libstrata.so"))
+        library = Path(os.environ.get("STRATA_LAB_LIBSTRATA", build_dir() / "src/malloc/libstrata.so"))
         if not library.is_file():
             raise LabError(f"--alloc strata: {library} is missing (libstrata is not built; "
-                           "build it with `make build` or set STRATA_BUILD_DIR)")
+                           "build it with `make build` or set STRATA_LAB_BUILD_DIR)")
         return Allocator(name, library.resolve())
     if name in _SONAMES:
         for soname in _SONAMES[name]:

@@ -42,7 +42,7 @@ def heap_resident_bytes(smaps_text: str) -> int:
 
 
 def read_live_mirror(path: Path):
-    """(live_bytes, live_objects) from a STRATA_LIVE_OUT file, or None if not yet written."""
+    """(live_bytes, live_objects) from a STRATA_LAB_LIVE_OUT file, or None if not yet written."""
     try:
         with open(path, "rb") as f:
             data = f.read(48)
@@ -104,7 +104,7 @@ def command(args) -> int:
     with tempfile.TemporaryDirectory(prefix="strata-frag-") as tmp:
         live_file = Path(tmp) / "live"
         sampler = Sampler(live_file)
-        variables = {"STRATA_PROFILE_OUT": f"{tmp}/profile.%p.json", "STRATA_LIVE_OUT": live_file}
+        variables = {"STRATA_LAB_PROFILE_OUT": f"{tmp}/profile.%p.json", "STRATA_LAB_LIVE_OUT": live_file}
         result = runner.run(args.command, preload, variables, sampler=sampler, interval_s=args.interval / 1000)
         result.fail_if_not_ok("no fragmentation is reported for a failed run")
         data = profile.load(Path(tmp) / f"profile.{result.pid}.json")

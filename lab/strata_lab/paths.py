@@ -8,8 +8,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_dir() -> Path:
-    """$STRATA_BUILD_DIR, else <repo>/build/release."""
-    configured = os.environ.get("STRATA_BUILD_DIR")
+    """$STRATA_LAB_BUILD_DIR, else <repo>/build/release."""
+    configured = os.environ.get("STRATA_LAB_BUILD_DIR")
     return Path(configured) if configured else REPO_ROOT / "build" / "release"
 
 
@@ -17,7 +17,7 @@ def _built(relative: str) -> Path:
     path = build_dir() / relative
     if not path.is_file():
         raise LabError(f"{path} is missing: build strata first (`make build`) "
-                       "or point STRATA_BUILD_DIR at a build directory")
+                       "or point STRATA_LAB_BUILD_DIR at a build directory")
     return path
 
 

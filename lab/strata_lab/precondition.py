@@ -49,20 +49,20 @@ def command(args) -> int:
     preset = choose(args.preset, args.multiplier, args.occupancy)
     if args.seed < 0:
         raise LabError(f"--seed {args.seed}: must be >= 0")
-    variables = {"STRATA_PRECOND_MULTIPLIER": repr(float(preset.multiplier)),
-                 "STRATA_PRECOND_OCCUPANCY": repr(float(preset.occupancy)),
-                 "STRATA_PRECOND_SEED": args.seed}
+    variables = {"STRATA_LAB_PRECOND_MULTIPLIER": repr(float(preset.multiplier)),
+                 "STRATA_LAB_PRECOND_OCCUPANCY": repr(float(preset.occupancy)),
+                 "STRATA_LAB_PRECOND_SEED": args.seed}
     if preset.multiplier > 0:
         if args.profile is None:
             raise LabError(f"preset {preset.name} preconditions the heap from a profile: give --profile P "
                            "(make one with `strata-lab profile -o P -- CMD`)")
         profile.load(args.profile)  # a bad profile stops us before the program starts
-        variables["STRATA_PRECOND_PROFILE"] = str(Path(args.profile).resolve())
+        variables["STRATA_LAB_PRECOND_PROFILE"] = str(Path(args.profile).resolve())
     elif args.profile is not None:
         profile.load(args.profile)
     preload = [str(paths.shim("precondition"))] + args.allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-run-") as tmp:
-        variables["STRATA_PRECOND_REPORT"] = f"{tmp}/precondition.%p.json"
+        variables["STRATA_LAB_PRECOND_REPORT"] = f"{tmp}/precondition.%p.json"
         result = runner.run(args.command, preload, variables)
         report_path = Path(tmp) / f"precondition.{result.pid}.json"
         report = json.loads(report_path.read_text()) if report_path.exists() else None

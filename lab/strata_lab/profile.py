@@ -89,9 +89,9 @@ def command(args) -> int:
     shim = paths.shim("profile")
     preload = [str(shim)] + args.allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-profile-") as tmp:
-        variables = {"STRATA_PROFILE_OUT": f"{tmp}/profile.%p.json"}
+        variables = {"STRATA_LAB_PROFILE_OUT": f"{tmp}/profile.%p.json"}
         if args.cutoff is not None:
-            variables["STRATA_PROFILE_CUTOFF"] = args.cutoff
+            variables["STRATA_LAB_PROFILE_CUTOFF"] = args.cutoff
         result = runner.run(args.command, preload, variables)
         produced = Path(tmp) / f"profile.{result.pid}.json"
         if not produced.exists():

@@ -51,7 +51,7 @@ def record(args) -> int:
     output = Path(args.output)
     preload = [str(paths.shim("trace"))] + args.allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-trace-") as tmp:
-        result = runner.run(args.command, preload, {"STRATA_TRACE_OUT": f"{tmp}/trace.%p.bin"})
+        result = runner.run(args.command, preload, {"STRATA_LAB_TRACE_OUT": f"{tmp}/trace.%p.bin"})
         produced = Path(tmp) / f"trace.{result.pid}.bin"
         if not produced.exists():
             result.fail_if_not_ok("no trace was written")
@@ -77,8 +77,8 @@ def replay(args) -> int:
         report_file = Path(tmp) / "report.json"
         sampler = frag.Sampler(live_file)
         result = runner.run(command, args.allocator.preload(),
-                            {"STRATA_LIVE_OUT": live_file, "STRATA_REPLAY_REPORT": report_file,
-                             "STRATA_REPLAY_THREADS": "1" if args.threads else "0"},
+                            {"STRATA_LAB_LIVE_OUT": live_file, "STRATA_LAB_REPLAY_REPORT": report_file,
+                             "STRATA_LAB_REPLAY_THREADS": "1" if args.threads else "0"},
                             sampler=sampler, interval_s=args.interval / 1000)
         report = json.loads(report_file.read_text()) if report_file.exists() else None
     if result.returncode == 3 and report is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("STRATA_BUILD_DIR", REPO / "build" / "release"))
+BUILD = Path(os.environ.get("STRATA_LAB_BUILD_DIR", REPO / "build" / "release"))
 PATTERNS = BUILD / "tests/lab/lab_alloc_patterns"
 SHIMS = BUILD / "src/lab"
 # Allocators every test that says "each allocator" runs on: glibc and the peers of tools/apt/lab.txt.
@@ -22,12 +22,12 @@ def pytest_sessionstart(session):
                            SHIMS / "libstrata-trace.so", SHIMS / "strata-replay"] if not p.exists()]
     if missing:  # fail loudly: the tests need the build (make test builds first)
         raise pytest.UsageError(f"lab tests need a build; missing {', '.join(map(str, missing))} "
-                                "(run `make build` or set STRATA_BUILD_DIR)")
+                                "(run `make build` or set STRATA_LAB_BUILD_DIR)")
 
 
 def lab(*args, env=None, cwd=None):
     """Runs `strata-lab ARGS` and returns the CompletedProcess."""
-    full_env = dict(os.environ, STRATA_BUILD_DIR=str(BUILD))
+    full_env = dict(os.environ, STRATA_LAB_BUILD_DIR=str(BUILD))
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "strata_lab.cli", *map(str, args)], capture_output=True,
                           text=True, env=full_env, cwd=cwd, timeout=120)

@@ -99,7 +99,7 @@ def test_allocator_path_must_exist(tmp_path):
 
 def test_missing_libstrata_is_a_clear_error(tmp_path):
     marker, command = never_started(tmp_path)
-    result = lab("frag", "--alloc", "strata", *command, env={"STRATA_LIBSTRATA": tmp_path / "libstrata.so"})
+    result = lab("frag", "--alloc", "strata", *command, env={"STRATA_LAB_LIBSTRATA": tmp_path / "libstrata.so"})
     assert_error(result, "--alloc strata", "libstrata.so is missing")
     assert not marker.exists()
 
@@ -171,7 +171,7 @@ def test_missing_command_and_unstartable_command(tmp_path):
 
 def test_missing_build_is_a_clear_error(tmp_path):
     marker, command = never_started(tmp_path)
-    result = lab("profile", "-o", tmp_path / "x.json", *command, env={"STRATA_BUILD_DIR": tmp_path})
+    result = lab("profile", "-o", tmp_path / "x.json", *command, env={"STRATA_LAB_BUILD_DIR": tmp_path})
     assert_error(result, "libstrata-profile.so is missing", "make build")
     assert not marker.exists()
 
@@ -185,7 +185,7 @@ def test_bad_cutoff_and_interval(tmp_path):
 
 def test_profiler_shim_rejects_a_bad_cutoff_naming_the_variable(tmp_path):
     from conftest import run_with_shims
-    result = run_with_shims(["profile"], [PATTERNS, "basic"], {"STRATA_PROFILE_CUTOFF": "lots",
-                                                              "STRATA_PROFILE_OUT": tmp_path / "p.json"})
+    result = run_with_shims(["profile"], [PATTERNS, "basic"], {"STRATA_LAB_PROFILE_CUTOFF": "lots",
+                                                              "STRATA_LAB_PROFILE_OUT": tmp_path / "p.json"})
     assert result.returncode == 2
-    assert "STRATA_PROFILE_CUTOFF" in result.stderr and "lots" in result.stderr
+    assert "STRATA_LAB_PROFILE_CUTOFF" in result.stderr and "lots" in result.stderr

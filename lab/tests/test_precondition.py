@@ -31,9 +31,9 @@ def test_profiler_after_preconditioner_sees_exactly_the_kept_objects(tmp_path, p
                                                                      multiplier, occupancy):
     profile_out = tmp_path / "stacked.%p.json"
     result = run_with_shims(["precondition", "profile"], [PATTERNS, "nothing"], {
-        "STRATA_PRECOND_PROFILE": profile_file, "STRATA_PRECOND_MULTIPLIER": multiplier,
-        "STRATA_PRECOND_OCCUPANCY": occupancy, "STRATA_PRECOND_SEED": 42,
-        "STRATA_PRECOND_REPORT": tmp_path / "report.%p.json", "STRATA_PROFILE_OUT": profile_out}, allocator)
+        "STRATA_LAB_PRECOND_PROFILE": profile_file, "STRATA_LAB_PRECOND_MULTIPLIER": multiplier,
+        "STRATA_LAB_PRECOND_OCCUPANCY": occupancy, "STRATA_LAB_PRECOND_SEED": 42,
+        "STRATA_LAB_PRECOND_REPORT": tmp_path / "report.%p.json", "STRATA_LAB_PROFILE_OUT": profile_out}, allocator)
     assert result.returncode == 0, result.stderr
     (stacked_path,) = tmp_path.glob("stacked.*.json")
     (report_path,) = tmp_path.glob("report.*.json")
@@ -106,19 +106,19 @@ def test_program_time_excludes_preconditioning(tmp_path, profile_file):
 
 
 def test_shim_rejects_bad_settings_naming_the_variable(tmp_path, profile_file):
-    for variable, value in [("STRATA_PRECOND_OCCUPANCY", "2"), ("STRATA_PRECOND_MULTIPLIER", "x"),
-                            ("STRATA_PRECOND_SEED", "-1")]:
-        env = {"STRATA_PRECOND_PROFILE": profile_file, "STRATA_PRECOND_MULTIPLIER": 1, variable: value}
+    for variable, value in [("STRATA_LAB_PRECOND_OCCUPANCY", "2"), ("STRATA_LAB_PRECOND_MULTIPLIER", "x"),
+                            ("STRATA_LAB_PRECOND_SEED", "-1")]:
+        env = {"STRATA_LAB_PRECOND_PROFILE": profile_file, "STRATA_LAB_PRECOND_MULTIPLIER": 1, variable: value}
         result = run_with_shims(["precondition"], [PATTERNS, "basic"], env)
         assert result.returncode == 2
         assert variable in result.stderr and value in result.stderr
-    result = run_with_shims(["precondition"], [PATTERNS, "basic"], {"STRATA_PRECOND_MULTIPLIER": 1})
-    assert result.returncode == 2 and "STRATA_PRECOND_PROFILE" in result.stderr
+    result = run_with_shims(["precondition"], [PATTERNS, "basic"], {"STRATA_LAB_PRECOND_MULTIPLIER": 1})
+    assert result.returncode == 2 and "STRATA_LAB_PRECOND_PROFILE" in result.stderr
 
 
 def test_without_a_report_file_the_shim_says_what_it_did(profile_file):
     result = run_with_shims(["precondition"], [PATTERNS, "nothing"], {
-        "STRATA_PRECOND_PROFILE": profile_file, "STRATA_PRECOND_MULTIPLIER": 1, "STRATA_PRECOND_OCCUPANCY": 0.33})
+        "STRATA_LAB_PRECOND_PROFILE": profile_file, "STRATA_LAB_PRECOND_MULTIPLIER": 1, "STRATA_LAB_PRECOND_OCCUPANCY": 0.33})
     assert result.returncode == 0
     assert "strata-precondition: allocated 1000 objects" in result.stderr
     assert "freed 670, kept 330" in result.stderr

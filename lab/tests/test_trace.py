@@ -42,7 +42,7 @@ def test_recorded_peaks_equal_the_profilers(tmp_path, mixed_trace):
 def test_profiler_stacked_on_the_replayer_sees_the_recorded_peaks(tmp_path, mixed_trace):
     recorded = read_summary(mixed_trace)
     result = run_with_shims(["profile"], [BUILD / "src/lab/strata-replay", mixed_trace],
-                            {"STRATA_PROFILE_OUT": tmp_path / "p.json", "STRATA_REPLAY_REPORT": tmp_path / "r.json"})
+                            {"STRATA_LAB_PROFILE_OUT": tmp_path / "p.json", "STRATA_LAB_REPLAY_REPORT": tmp_path / "r.json"})
     assert result.returncode == 0, result.stderr
     profile = json.loads((tmp_path / "p.json").read_text())
     assert (profile["peak_live_bytes"], profile["peak_live_objects"]) == \

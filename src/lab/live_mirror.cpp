@@ -12,11 +12,11 @@
 namespace strata::lab {
 
 LiveMirrorPage* open_live_mirror() noexcept {
-  const char* path = ::getenv("STRATA_LIVE_OUT");
+  const char* path = ::getenv("STRATA_LAB_LIVE_OUT");
   if (path == nullptr || *path == '\0') return nullptr;
   const int fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    complain("STRATA_LIVE_OUT", "cannot create ", path);
+    complain("STRATA_LAB_LIVE_OUT", "cannot create ", path);
     return nullptr;
   }
   void* p = MAP_FAILED;
@@ -24,7 +24,7 @@ LiveMirrorPage* open_live_mirror() noexcept {
     p = ::mmap(nullptr, config::kPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) {
-    complain("STRATA_LIVE_OUT", "cannot map ", path);
+    complain("STRATA_LAB_LIVE_OUT", "cannot map ", path);
     return nullptr;
   }
   auto* page = static_cast<LiveMirrorPage*>(p);

@@ -1,4 +1,4 @@
-// Live-data counters published in a small shared file (env STRATA_LIVE_OUT), so
+// Live-data counters published in a small shared file (env STRATA_LAB_LIVE_OUT), so
 // the fragmentation meter can sample "bytes requested and not freed" while the
 // program runs. Layout (little-endian u64 at these byte offsets):
 //   0 magic "STRLIVE1", 8 live_bytes, 16 live_objects, 24 peak_live_bytes,
@@ -21,7 +21,7 @@ struct LiveMirrorPage {
 
 inline constexpr std::uint64_t kLiveMirrorMagic = 0x314556494c525453ull;  // "STRLIVE1" in memory
 
-// Maps the file named by STRATA_LIVE_OUT (created or truncated), or nullptr
+// Maps the file named by STRATA_LAB_LIVE_OUT (created or truncated), or nullptr
 // when the variable is unset or the file cannot be made.
 LiveMirrorPage* open_live_mirror() noexcept;
 

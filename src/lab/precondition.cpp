@@ -5,10 +5,10 @@
 // run. Records when preconditioning ended and when the program exited, so the
 // program's own time can be reported without the preconditioning.
 //
-// Environment (docs/lab.md): STRATA_PRECOND_MULTIPLIER (default 0: do nothing
-// but still time the run), STRATA_PRECOND_OCCUPANCY (0..1), STRATA_PRECOND_SEED
-// (default 1), STRATA_PRECOND_PROFILE (required when the multiplier is > 0),
-// STRATA_PRECOND_REPORT (JSON report path,
+// Environment (docs/lab.md): STRATA_LAB_PRECOND_MULTIPLIER (default 0: do nothing
+// but still time the run), STRATA_LAB_PRECOND_OCCUPANCY (0..1), STRATA_LAB_PRECOND_SEED
+// (default 1), STRATA_LAB_PRECOND_PROFILE (required when the multiplier is > 0),
+// STRATA_LAB_PRECOND_REPORT (JSON report path,
 // "%p" = pid; without it a line goes to stderr).
 #include <unistd.h>
 
@@ -58,18 +58,18 @@ pid_t g_pid = 0;
 
 Settings read_settings() noexcept {
   Settings s;
-  if (const char* v = ::getenv("STRATA_PRECOND_MULTIPLIER"); v != nullptr && *v != '\0')
-    if (!parse_fraction(v, &s.multiplier)) bad_setting("STRATA_PRECOND_MULTIPLIER", "expected a number >= 0, got ", v);
-  if (const char* v = ::getenv("STRATA_PRECOND_OCCUPANCY"); v != nullptr && *v != '\0')
+  if (const char* v = ::getenv("STRATA_LAB_PRECOND_MULTIPLIER"); v != nullptr && *v != '\0')
+    if (!parse_fraction(v, &s.multiplier)) bad_setting("STRATA_LAB_PRECOND_MULTIPLIER", "expected a number >= 0, got ", v);
+  if (const char* v = ::getenv("STRATA_LAB_PRECOND_OCCUPANCY"); v != nullptr && *v != '\0')
     if (!parse_fraction(v, &s.occupancy) || s.occupancy > 1)
-      bad_setting("STRATA_PRECOND_OCCUPANCY", "expected a number in [0, 1], got ", v);
-  if (const char* v = ::getenv("STRATA_PRECOND_SEED"); v != nullptr && *v != '\0')
-    if (!parse_u64(v, &s.seed)) bad_setting("STRATA_PRECOND_SEED", "expected an unsigned integer, got ", v);
-  s.profile = ::getenv("STRATA_PRECOND_PROFILE");
-  s.report = ::getenv("STRATA_PRECOND_REPORT");
+      bad_setting("STRATA_LAB_PRECOND_OCCUPANCY", "expected a number in [0, 1], got ", v);
+  if (const char* v = ::getenv("STRATA_LAB_PRECOND_SEED"); v != nullptr && *v != '\0')
+    if (!parse_u64(v, &s.seed)) bad_setting("STRATA_LAB_PRECOND_SEED", "expected an unsigned integer, got ", v);
+  s.profile = ::getenv("STRATA_LAB_PRECOND_PROFILE");
+  s.report = ::getenv("STRATA_LAB_PRECOND_REPORT");
   if (s.report != nullptr && *s.report == '\0') s.report = nullptr;
   if (s.multiplier > 0 && (s.profile == nullptr || *s.profile == '\0'))
-    bad_setting("STRATA_PRECOND_PROFILE", "required when STRATA_PRECOND_MULTIPLIER > 0", "");
+    bad_setting("STRATA_LAB_PRECOND_PROFILE", "required when STRATA_LAB_PRECOND_MULTIPLIER > 0", "");
   return s;
 }
 
@@ -118,7 +118,7 @@ void precondition(const Settings& s, const SizeDistribution& d, Outcome* o) noex
 void write_report(const Settings& s, const Outcome& o, std::uint64_t exit_ns) noexcept {
   char path[4096];
   if (!expand_path(s.report, path, sizeof path)) {
-    complain("STRATA_PRECOND_REPORT", "path too long: ", s.report);
+    complain("STRATA_LAB_PRECOND_REPORT", "path too long: ", s.report);
     return;
   }
   FileWriter out(path);
@@ -142,7 +142,7 @@ void write_report(const Settings& s, const Outcome& o, std::uint64_t exit_ns) no
     out.text("null,\n  \"program_ns\": null\n}\n");
   else
     out.text("").number(exit_ns).text(",\n  \"program_ns\": ").number(exit_ns - o.end_ns).text("\n}\n");
-  if (!out.commit()) complain("STRATA_PRECOND_REPORT", "cannot write ", path);
+  if (!out.commit()) complain("STRATA_LAB_PRECOND_REPORT", "cannot write ", path);
 }
 
 void say_what_was_done(const Settings& s, const Outcome& o) noexcept {

@@ -3,9 +3,9 @@
 // size histogram the 2026 paper's detection phase records) and writes a JSON
 // profile when the process exits. docs/lab.md describes the format.
 //
-// Environment: STRATA_PROFILE_OUT (path, "%p" = pid; default
-// strata-profile.%p.json), STRATA_PROFILE_CUTOFF (histogram cutoff, default
-// 4096), STRATA_LIVE_OUT (publish live counters, see live_mirror.hpp).
+// Environment: STRATA_LAB_PROFILE_OUT (path, "%p" = pid; default
+// strata-profile.%p.json), STRATA_LAB_PROFILE_CUTOFF (histogram cutoff, default
+// 4096), STRATA_LAB_LIVE_OUT (publish live counters, see live_mirror.hpp).
 #include <pthread.h>
 #include <unistd.h>
 
@@ -126,10 +126,10 @@ void after_fork_in_child() noexcept {
 }
 
 void initialize() noexcept {
-  if (const char* text = ::getenv("STRATA_PROFILE_CUTOFF")) {
+  if (const char* text = ::getenv("STRATA_LAB_PROFILE_CUTOFF")) {
     std::uint64_t cutoff = 0;
     if (!parse_u64(text, &cutoff) || cutoff == 0 || cutoff > config::kMaxCutoff) {
-      complain("STRATA_PROFILE_CUTOFF", "expected an integer in 1..16777216, got ", text);
+      complain("STRATA_LAB_PROFILE_CUTOFF", "expected an integer in 1..16777216, got ", text);
       exit_now(2);
     }
     g_cutoff = cutoff;
@@ -155,11 +155,11 @@ void write_profile() noexcept {
   const pid_t self = ::getpid();
   if (g_written_by.exchange(self) == self) return;
   ensure_initialized();
-  const char* pattern = ::getenv("STRATA_PROFILE_OUT");
+  const char* pattern = ::getenv("STRATA_LAB_PROFILE_OUT");
   if (pattern == nullptr || *pattern == '\0') pattern = "strata-profile.%p.json";
   char path[4096];
   if (!expand_path(pattern, path, sizeof path)) {
-    complain("STRATA_PROFILE_OUT", "path too long: ", pattern);
+    complain("STRATA_LAB_PROFILE_OUT", "path too long: ", pattern);
     return;
   }
   const std::uint64_t objects = get(g_totals.objects);

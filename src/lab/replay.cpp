@@ -6,11 +6,11 @@
 // The replay runs in the recorded order (the order the recorder's lock fixed),
 // so its live-data curve is the recorded one exactly: by default on one thread
 // (the timing then measures the allocator, not thread hand-offs), or with
-// STRATA_REPLAY_THREADS=1 each recorded thread on a thread of its own.
+// STRATA_LAB_REPLAY_THREADS=1 each recorded thread on a thread of its own.
 // Its own memory (object table, the mapped trace) never comes from malloc.
 //
-// Environment: STRATA_REPLAY_REPORT (JSON report path; default stdout),
-// STRATA_LIVE_OUT (publish live counters for the fragmentation meter).
+// Environment: STRATA_LAB_REPLAY_REPORT (JSON report path; default stdout),
+// STRATA_LAB_LIVE_OUT (publish live counters for the fragmentation meter).
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -228,7 +228,7 @@ void replay_on_recorded_threads(const TraceBody& body, Replay& replay) noexcept 
 }
 
 void report(const trace::Trailer& recorded, const Stats& s, bool on_recorded_threads) noexcept {
-  const char* path = ::getenv("STRATA_REPLAY_REPORT");
+  const char* path = ::getenv("STRATA_LAB_REPLAY_REPORT");
   if (path == nullptr || *path == '\0') path = "-";
   FileWriter out(path);
   out.text("{\n  \"format\": \"strata-replay\",\n  \"version\": 1,\n  \"records\": ").number(s.records)
@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
   if (objects == nullptr) fail("no memory for the object table");
   const TraceBody body{bytes + trace::kHeaderBytes, trailer_at, object_count, recorded.threads};
   Replay replay(objects, open_live_mirror());
-  const char* threaded = ::getenv("STRATA_REPLAY_THREADS");
+  const char* threaded = ::getenv("STRATA_LAB_REPLAY_THREADS");
   const bool on_recorded_threads = threaded != nullptr && std::strcmp(threaded, "1") == 0;
   const std::uint64_t start = monotonic_ns();
   if (on_recorded_threads)

@@ -5,7 +5,7 @@
 // file see the operations in the same order, so the peak recorded in the
 // trailer is exactly the peak the replay reaches.
 //
-// Environment: STRATA_TRACE_OUT (path, "%p" = pid; default strata-trace.%p.bin).
+// Environment: STRATA_LAB_TRACE_OUT (path, "%p" = pid; default strata-trace.%p.bin).
 #include <pthread.h>
 #include <unistd.h>
 
@@ -56,16 +56,16 @@ __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_thread =
 Once g_initialized;
 
 void open_trace() noexcept {
-  const char* pattern = ::getenv("STRATA_TRACE_OUT");
+  const char* pattern = ::getenv("STRATA_LAB_TRACE_OUT");
   if (pattern == nullptr || *pattern == '\0') pattern = "strata-trace.%p.bin";
   char path[4096];
   if (!expand_path(pattern, path, sizeof path)) {
-    complain("STRATA_TRACE_OUT", "path too long: ", pattern);
+    complain("STRATA_LAB_TRACE_OUT", "path too long: ", pattern);
     return;
   }
   g_out = new (g_writer_storage) FileWriter(path);
   if (!g_out->ok()) {
-    complain("STRATA_TRACE_OUT", "cannot create ", path);
+    complain("STRATA_LAB_TRACE_OUT", "cannot create ", path);
     return;
   }
   std::uint8_t header[trace::kHeaderBytes] = {};

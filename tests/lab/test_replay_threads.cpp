@@ -1,4 +1,4 @@
-// strata-replay on the recorded threads (STRATA_REPLAY_THREADS=1): a synthetic
+// strata-replay on the recorded threads (STRATA_LAB_REPLAY_THREADS=1): a synthetic
 // trace in which four threads allocate and free each other's objects must
 // replay to exactly its peaks. Under TSan this also checks the replayer's
 // turn-taking for data races.
@@ -79,7 +79,7 @@ TEST(ReplayThreads, ObjectsFreedByOtherThreadsReplayToTheRecordedPeaks) {
   const std::string path = dir + "threads-" + std::to_string(::getpid()) + ".trace";
   const std::string report = path + ".json";
   trace.write(path, trace::Trailer{trace.records(), id, peak, peak_objects, kThreads, 0, 0, 0});
-  const std::string command = "STRATA_REPLAY_THREADS=1 STRATA_REPLAY_REPORT=" + report + " " + STRATA_REPLAY_PATH +
+  const std::string command = "STRATA_LAB_REPLAY_THREADS=1 STRATA_LAB_REPLAY_REPORT=" + report + " " + STRATA_LAB_REPLAY_PATH +
                               " " + path;
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::stringstream json;
