@@ -58,9 +58,9 @@ TEST(ReapInternals, ClearReturnsToPureBumping) {
 
 TEST(ReapInternals, ChunksGrowGeometrically) {
   ScopedReap reap;
-  for (int i = 0; i < (1 << 20); ++i) strata_reap_malloc(reap, 64);  // 64 MiB
+  for (int i = 0; i < (1 << 18); ++i) strata_reap_malloc(reap, 64);  // 16 MiB
   const strata_reap_stats s = stats_of(reap);
-  EXPECT_LE(s.chunks, 16u) << "64 MiB in chunks doubling from 8 KiB takes about 13";
+  EXPECT_LE(s.chunks, 13u) << "16 MiB in chunks doubling from 8 KiB takes about 11";
   EXPECT_GE(s.bytes_held, s.bytes_live);
 }
 
@@ -68,7 +68,7 @@ TEST(ReapInternals, ClearKeepsAtMostTwoChunksAndRepeatedRoundsStopMapping) {
   ScopedReap reap;
   std::size_t held_after_round[6] = {};
   for (int round = 0; round < 6; ++round) {
-    for (int i = 0; i < 200000; ++i) strata_reap_malloc(reap, 8 + (i % 57));
+    for (int i = 0; i < 60000; ++i) strata_reap_malloc(reap, 8 + (i % 57));
     strata_reap_clear(reap);
     EXPECT_LE(stats_of(reap).chunks, 2u) << "round " << round;
     held_after_round[round] = stats_of(reap).bytes_held;
