@@ -97,7 +97,7 @@ void require_live(const char* call, const strata_reap* reap, const void* ptr) {
   misuse(call, reap, ptr, "foreign pointer: never returned by this reap (or freed by a clear)");
 }
 
-void* checked_record(strata_reap* reap, void* ptr) noexcept {
+[[gnu::noinline]] void* checked_record(strata_reap* reap, void* ptr) noexcept {
   if (ptr == nullptr) return nullptr;
   try {
     std::lock_guard lock(check_mutex());
@@ -111,7 +111,7 @@ void* checked_record(strata_reap* reap, void* ptr) noexcept {
   return ptr;
 }
 
-void checked_free(const char* call, strata_reap* reap, void* ptr) {
+[[gnu::noinline]] void checked_free(const char* call, strata_reap* reap, void* ptr) {
   {
     std::lock_guard lock(check_mutex());
     require_live(call, reap, ptr);
