@@ -9,10 +9,7 @@
 
 #include "reap_test_support.hpp"
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-else"
 #include "support/heap_model.hpp"
-#pragma GCC diagnostic pop
 
 namespace {
 

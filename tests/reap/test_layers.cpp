@@ -5,10 +5,7 @@
 #include <set>
 #include <vector>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-else"
 #include "support/heap_model.hpp"
-#pragma GCC diagnostic pop
 
 #include "reap/reap_heap.hpp"
 

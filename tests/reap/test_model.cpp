@@ -15,11 +15,7 @@
 #include <vector>
 
 #include "reap_test_support.hpp"
-// heap_model.hpp puts gtest assertions under an unbraced if (lead's file).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-else"
 #include "support/heap_model.hpp"
-#pragma GCC diagnostic pop
 
 namespace {
 
