@@ -56,7 +56,8 @@ class BumpRegion {
   static constexpr std::size_t kHeader = (sizeof(Chunk) + kAlign - 1) & ~(kAlign - 1);
 
   // Move to the next kept chunk that fits, or map a new one at the end.
-  void* malloc_slow(std::size_t rounded) {
+  // Out of line, so the fast path needs no stack frame.
+  [[gnu::noinline]] void* malloc_slow(std::size_t rounded) {
     if (rounded == SIZE_MAX) return nullptr;
     Chunk* c = current_ == nullptr ? first_ : current_->next;
     while (c != nullptr && c->bytes - kHeader < rounded) c = c->next;
