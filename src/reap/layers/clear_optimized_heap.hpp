@@ -1,0 +1,95 @@
+// ClearOptimizedHeap — reuse freed small objects; pure bumping until then.
+//
+// The paper's ClearOptimizedHeap keeps one flag, "nothing freed yet", and
+// bumps a pointer while it holds. Here each size class has a LIFO list of
+// its freed objects (the link lives in the freed object itself), and an empty
+// list is that flag, per class: until something of a class is freed, its
+// allocation is the bump of SizeClassSlabHeap; afterwards freed memory is
+// taken first and bumping resumes when the list runs dry. clear() empties the
+// lists, so a cleared reap is back to pure bumping.
+//
+// kInstrumented: the links are touched through instrument::expose/hide,
+// because under ASan or Valgrind a freed object is hidden from everybody.
+#pragma once
+#include <cstddef>
+
+#include "reap/instrument.hpp"
+#include "reap/layers/size_class_slab_heap.hpp"
+#include "reap/layers/slab_header.hpp"
+#include "reap/reap_config.hpp"
+
+namespace strata::reap_detail {
+
+template <class Super>
+class ClearOptimizedHeap : public Super {
+ public:
+  template <bool kInstrumented = false>
+  void* malloc(std::size_t size) noexcept {
+    if (size <= kMaxStepSize) [[likely]] {  // the fast path: 16-byte steps
+      const std::size_t size_class = size_class_of(size);
+      if (FreeObject* object = freed_[size_class]) return pop<kInstrumented>(size_class, object);
+      return Super::bump(size_class, (size_class + 1) * kGranule);
+    }
+    return mallocLarger<kInstrumented>(size);
+  }
+
+  template <bool kInstrumented = false>
+  void free(void* ptr) noexcept {
+    const SlabHeader* slab = slab_of(ptr);
+    if (slab->stride == 0) return Super::free(ptr);
+    auto* object = static_cast<FreeObject*>(ptr);
+    link<kInstrumented>(object, freed_[slab->size_class]);
+    freed_[slab->size_class] = object;
+  }
+
+  void clear() noexcept {
+    for (auto& list : freed_) list = nullptr;
+    Super::clear();
+  }
+
+  // Objects of the class waiting on its free list (statistics).
+  template <bool kInstrumented = false>
+  std::size_t freedObjects(std::size_t size_class) const noexcept {
+    std::size_t n = 0;
+    for (FreeObject* o = freed_[size_class]; o != nullptr; o = next<kInstrumented>(o)) ++n;
+    return n;
+  }
+
+ private:
+  struct FreeObject {
+    FreeObject* next;
+  };
+
+  template <bool kInstrumented>
+  static FreeObject* next(FreeObject* object) noexcept {
+    if constexpr (kInstrumented) instrument::expose(object, sizeof(FreeObject));
+    FreeObject* n = object->next;
+    if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
+    return n;
+  }
+  template <bool kInstrumented>
+  static void link(FreeObject* object, FreeObject* next) noexcept {
+    if constexpr (kInstrumented) instrument::expose(object, sizeof(FreeObject));
+    object->next = next;
+    if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
+  }
+  template <bool kInstrumented>
+  [[gnu::noinline]] void* mallocLarger(std::size_t size) noexcept {
+    if (size <= kMaxSmallSize) {
+      const std::size_t size_class = size_class_of(size);
+      if (FreeObject* object = freed_[size_class]) return pop<kInstrumented>(size_class, object);
+      return Super::mallocClass(size_class);
+    }
+    return Super::malloc(size);
+  }
+
+  template <bool kInstrumented>
+  void* pop(std::size_t size_class, FreeObject* object) noexcept {
+    freed_[size_class] = next<kInstrumented>(object);
+    return object;
+  }
+
+  FreeObject* freed_[kSizeClasses] = {};
+};
+
+}  // namespace strata::reap_detail

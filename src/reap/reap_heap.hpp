@@ -1,0 +1,43 @@
+// The reap as a chain of heap layers — top: where memory comes from; bottom:
+// what strata_reap_* calls.
+//
+// Design choices, against the paper's Reap (Berger et al. 2002, §8.1:
+// Sbrk / RegionHeap / CoalesceableHeap / LeaHeap / ClearOptimizedHeap / NestedHeap):
+//
+// * No per-object header for small objects. The paper's CoalesceableHeap adds
+//   8 bytes to every object so that free can find its size; in a region
+//   workload of 8–64-byte objects that is 20–50% more memory traffic than a
+//   plain region. Here every small object lives in a 4 KiB slab of one size
+//   class and finds its size in the slab's header ((ptr - 1) rounded down to
+//   4 KiB), so a 16-byte object costs 16 bytes, exactly as in a bump region.
+// * Size-segregated free lists instead of a Lea heap for freed objects. A
+//   freed object goes onto the LIFO list of its class; allocation pops it in
+//   three instructions. No splitting or coalescing: region programs free
+//   objects of the sizes they allocate again, and clear() resets everything
+//   anyway. (Exact size classes do not reuse a freed 64-byte object for a
+//   48-byte request; docs/reaps.md says so.)
+// * The fast path is: size class from the size, free list of the class empty?
+//   then bump the class's cursor — a handful of instructions, no call, no
+//   write besides the cursor. The paper's "nothing freed yet" flag becomes the
+//   per-class emptiness of the free list.
+// * Chunks double (8 KiB first, up to 64 MiB) and clear() keeps the biggest:
+//   a reap filled and cleared in a loop stops asking the kernel for memory.
+#pragma once
+#include "reap/layers/chunk_source.hpp"
+#include "reap/layers/clear_optimized_heap.hpp"
+#include "reap/layers/large_object_heap.hpp"
+#include "reap/layers/nested_heap.hpp"
+#include "reap/layers/region_chunk_heap.hpp"
+#include "reap/layers/size_class_slab_heap.hpp"
+
+namespace strata::reap_detail {
+
+using ReapHeap =
+    NestedHeap<              // a tree of reaps: clear and destroy reach the subtree
+    ClearOptimizedHeap<      // freed small objects first (per-class LIFO lists), else bump
+    SizeClassSlabHeap<       // header-free small objects: bump per size class within 4 KiB slabs
+    LargeObjectHeap<         // bigger objects: slab spans with a header, huge ones mapped alone
+    RegionChunkHeap<         // slabs bumped out of chunks >= 8 KiB growing x2; clear keeps the biggest
+    ChunkSource>>>>>;        // mmap via strata::platform; ASan/Valgrind see fresh memory as hidden
+
+}  // namespace strata::reap_detail
