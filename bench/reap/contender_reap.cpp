@@ -28,7 +28,13 @@ struct Reap {
   void* alloc(std::size_t size) { return strata_reap_malloc(reap, size); }
   void free(void* p, std::size_t) { strata_reap_free(reap, p); }
   void clear() { strata_reap_clear(reap); }
-  std::optional<std::size_t> held() const { return std::nullopt; }
+  // The reap: bytes of chunks and large objects it holds from the system.
+  // The emulator: its estimate (objects + malloc headers + its pointer array).
+  std::optional<std::size_t> held() const {
+    strata_reap_stats stats;
+    strata_reap_get_stats(reap, &stats);
+    return stats.bytes_held;
+  }
 
   strata_reap* reap;
 };
