@@ -165,8 +165,7 @@ void destroy_one(strata_reap* reap) noexcept {
   reap->releaseAll();
   const std::size_t bytes = reap->mapping_bytes;
   reap->~strata_reap();
-  instrument::forget(reap, bytes);
-  strata::platform::unmap_pages(reap, bytes);
+  unmap_or_cache(reap, bytes);
 }
 
 // Allocation for any size and alignment <= kSlabAlignment, kInstrumented or not.
@@ -187,19 +186,19 @@ extern "C" {
 
 strata_reap* strata_reap_create(strata_reap* parent) {
   const std::size_t bytes = round_to_pages(kHeaderBytes + kFirstChunkBytes);
-  void* base = strata::platform::map_pages(bytes);  // ENOMEM on failure
+  void* base = map_hidden(bytes);  // ENOMEM on failure
   if (base == nullptr) return nullptr;
+  instrument::expose(base, kHeaderBytes);
   auto* reap = new (base) strata_reap;
   reap->mapping_bytes = bytes;
   reap->account(bytes);
   char* home = static_cast<char*>(base) + kHeaderBytes;
-  instrument::hide(home, bytes - kHeaderBytes);
   reap->adoptHome(home, bytes - kHeaderBytes);
   reap->setOwner(reap);
   reap->checked = kAlwaysChecked || checked_from_environment() || instrument::running_on_valgrind();
   if (reap->checked && !start_checking(reap)) {
     reap->~strata_reap();
-    strata::platform::unmap_pages(base, bytes);
+    unmap_or_cache(base, bytes);
     errno = ENOMEM;
     return nullptr;
   }

@@ -11,6 +11,12 @@ namespace strata::reap_detail {
 inline constexpr std::size_t kFirstChunkBytes = 8 * 1024;
 inline constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 20;
 
+// Mappings of up to kMaxCachedMapping bytes that reaps give back are kept, at
+// most kCachedMappings of them process-wide, for the next reap (a reap per
+// request then costs no system call).
+inline constexpr std::size_t kMaxCachedMapping = 256 * 1024;
+inline constexpr std::size_t kCachedMappings = 32;
+
 // Chunks are cut into slabs. A slab that begins a run of objects starts with a
 // SlabHeader; every object pointer p finds it at (p - 1) rounded down to
 // kSlabBytes. This is what lets small objects go without a header.

@@ -26,9 +26,10 @@ class ClearOptimizedHeap : public Super {
   template <bool kInstrumented = false>
   void* malloc(std::size_t size) noexcept {
     if (size <= kMaxStepSize) [[likely]] {  // the fast path: 16-byte steps
-      const std::size_t size_class = size_class_of(size);
+      const std::size_t stride = step_stride_of(size);
+      const std::size_t size_class = stride / kGranule - 1;
       if (FreeObject* object = freed_[size_class]) return pop<kInstrumented>(size_class, object);
-      return Super::bump(size_class, (size_class + 1) * kGranule);
+      return Super::bump(size_class, stride);
     }
     return mallocLarger<kInstrumented>(size);
   }

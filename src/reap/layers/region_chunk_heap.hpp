@@ -4,9 +4,10 @@
 // kMaxChunkBytes), so a reap of n bytes makes O(log n) system calls. The first
 // slab header of each chunk carries the link to the next chunk. clear() keeps
 // two chunks for the next round — the home chunk (inside the reap's own
-// mapping) and the biggest other one — and returns the rest to the system:
-// a reap that is filled and cleared over and over settles on one chunk and
-// stops making system calls.
+// mapping) and the biggest other one — returns the rest to the system, and
+// makes the next new chunk as big as all the chunks of the last round: a reap
+// filled and cleared over and over settles after two rounds on one chunk and
+// stops making system calls and page faults.
 #pragma once
 #include <algorithm>
 #include <cerrno>
@@ -40,9 +41,16 @@ class RegionChunkHeap : public Super {
   // Forget every slab; keep the home and the biggest chunk, unmap the others.
   void clear() noexcept {
     SlabHeader* biggest = nullptr;
+    std::size_t total = 0;
     for (SlabHeader* list : {used_, spare_})
-      for (SlabHeader* c = list; c != nullptr; c = c->chunk.next)
-        if (c != home_ && (biggest == nullptr || c->chunk.bytes > biggest->chunk.bytes)) biggest = c;
+      for (SlabHeader* c = list; c != nullptr; c = c->chunk.next) {
+        if (c == home_) continue;
+        total += c->chunk.bytes;
+        if (biggest == nullptr || c->chunk.bytes > biggest->chunk.bytes) biggest = c;
+      }
+    // The next new chunk holds a whole round like the last one: a reap that is
+    // filled and cleared in a loop settles on a single kept chunk.
+    next_bytes_ = std::max(next_bytes_, total);
     releaseExcept(biggest);
     spare_ = nullptr;
     for (SlabHeader* keep : {home_, biggest}) {  // the biggest is bumped through first

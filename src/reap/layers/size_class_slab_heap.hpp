@@ -25,6 +25,12 @@ inline constexpr std::size_t size_class_of(std::size_t size) noexcept {
   return kStepClasses + 2;
 }
 
+// The stride of a request of at most kMaxStepSize bytes: size rounded up to
+// 16 bytes, at least 16 (so malloc(0) objects are distinct).
+inline constexpr std::size_t step_stride_of(std::size_t size) noexcept {
+  return ((size - (size != 0)) | (kGranule - 1)) + 1;
+}
+
 inline constexpr std::size_t stride_of(std::size_t size_class) noexcept {
   return size_class < kStepClasses ? (size_class + 1) * kGranule : kPackedSizes[size_class - kStepClasses];
 }
@@ -35,6 +41,8 @@ inline constexpr std::size_t objects_per_slab(std::size_t size_class) noexcept {
 
 static_assert(size_class_of(0) == 0 && size_class_of(16) == 0 && size_class_of(17) == 1);
 static_assert(size_class_of(kMaxStepSize) == kStepClasses - 1);
+static_assert(step_stride_of(0) == 16 && step_stride_of(16) == 16 && step_stride_of(17) == 32);
+static_assert(step_stride_of(kMaxStepSize) == kMaxStepSize);
 static_assert(size_class_of(kMaxSmallSize) == kSizeClasses - 1);
 static_assert(stride_of(size_class_of(kMaxSmallSize)) == kMaxSmallSize);
 
@@ -57,10 +65,10 @@ class SizeClassSlabHeap : public Super {
   // stride: stride_of(size_class), which the caller may know more cheaply.
   void* bump(std::size_t size_class, std::size_t stride) noexcept {
     Bin& bin = bins_[size_class];
-    if (bin.limit - bin.cursor >= stride) [[likely]] {
-      void* object = reinterpret_cast<void*>(bin.cursor);
-      bin.cursor += stride;
-      return object;
+    const std::uintptr_t object = bin.cursor;
+    if (object + stride <= bin.limit) [[likely]] {  // no overflow: cursor < 2^63, stride < 2^12
+      bin.cursor = object + stride;
+      return reinterpret_cast<void*>(object);
     }
     return refill(size_class);
   }
