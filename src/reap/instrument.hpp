@@ -9,6 +9,8 @@
 // needs them takes the checked path (see reap.cpp).
 #pragma once
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -32,9 +34,25 @@ namespace strata::reap_detail::instrument {
 
 inline constexpr bool kAsan = STRATA_REAP_ASAN != 0;
 
-inline bool running_on_valgrind() noexcept {
+// STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
+// count the fast path with callgrind), anything else (always). Read once.
+enum class CheckSetting { kDefault, kOff, kOn };
+
+inline CheckSetting check_setting() noexcept {
+  static const CheckSetting setting = [] {
+    const char* v = std::getenv("STRATA_REAP_CHECK");
+    if (v == nullptr || *v == '\0') return CheckSetting::kDefault;
+    return std::strcmp(v, "0") == 0 ? CheckSetting::kOff : CheckSetting::kOn;
+  }();
+  return setting;
+}
+
+// Under Valgrind every reap is checked and announces its objects, unless
+// STRATA_REAP_CHECK=0 asked for the plain reap (then Valgrind sees plain mmaps).
+inline bool valgrind_hooks_on() noexcept {
 #if STRATA_REAP_VALGRIND
-  return RUNNING_ON_VALGRIND != 0;
+  static const bool on = RUNNING_ON_VALGRIND != 0 && check_setting() != CheckSetting::kOff;
+  return on;
 #else
   return false;
 #endif
@@ -46,7 +64,7 @@ inline void hide(const void* p, std::size_t n) noexcept {
   __asan_poison_memory_region(p, n);
 #endif
 #if STRATA_REAP_VALGRIND
-  (void)VALGRIND_MAKE_MEM_NOACCESS(p, n);
+  if (valgrind_hooks_on()) (void)VALGRIND_MAKE_MEM_NOACCESS(p, n);
 #endif
   (void)p;
   (void)n;
@@ -58,7 +76,7 @@ inline void expose(const void* p, std::size_t n) noexcept {
   __asan_unpoison_memory_region(p, n);
 #endif
 #if STRATA_REAP_VALGRIND
-  (void)VALGRIND_MAKE_MEM_DEFINED(p, n);
+  if (valgrind_hooks_on()) (void)VALGRIND_MAKE_MEM_DEFINED(p, n);
 #endif
   (void)p;
   (void)n;
@@ -77,13 +95,13 @@ inline void forget(const void* p, std::size_t n) noexcept {
 // One Valgrind mempool per reap, keyed by the reap's address.
 inline void pool_create(const void* pool) noexcept {
 #if STRATA_REAP_VALGRIND
-  VALGRIND_CREATE_MEMPOOL(pool, 0, 0);
+  if (valgrind_hooks_on()) VALGRIND_CREATE_MEMPOOL(pool, 0, 0);
 #endif
   (void)pool;
 }
 inline void pool_destroy(const void* pool) noexcept {
 #if STRATA_REAP_VALGRIND
-  VALGRIND_DESTROY_MEMPOOL(pool);
+  if (valgrind_hooks_on()) VALGRIND_DESTROY_MEMPOOL(pool);
 #endif
   (void)pool;
 }
@@ -94,7 +112,7 @@ inline void object_alloc(const void* pool, const void* p, std::size_t n) noexcep
   __asan_unpoison_memory_region(p, n);
 #endif
 #if STRATA_REAP_VALGRIND
-  VALGRIND_MEMPOOL_ALLOC(pool, p, n);
+  if (valgrind_hooks_on()) VALGRIND_MEMPOOL_ALLOC(pool, p, n);
 #endif
   (void)pool;
   (void)p;
@@ -107,7 +125,7 @@ inline void object_free(const void* pool, const void* p, std::size_t n) noexcept
   __asan_poison_memory_region(p, n);
 #endif
 #if STRATA_REAP_VALGRIND
-  VALGRIND_MEMPOOL_FREE(pool, p);
+  if (valgrind_hooks_on()) VALGRIND_MEMPOOL_FREE(pool, p);
 #endif
   (void)pool;
   (void)p;

@@ -2,7 +2,7 @@
 // plus checked mode.
 //
 // Checked mode (CMake STRATA_REAP_CHECKED=ON, environment STRATA_REAP_CHECK=1,
-// and always under ASan or Valgrind) records every object of the reap, so a
+// always under ASan, and under Valgrind unless STRATA_REAP_CHECK=0) records every object of the reap, so a
 // free of a pointer the reap never returned, a double free or a free through
 // the wrong reap aborts with a message naming the address and the reap; it also
 // tells ASan/Valgrind about every object. An unchecked reap pays one
@@ -52,12 +52,14 @@ constexpr std::size_t kHeaderBytes = align_up(sizeof(strata_reap), kSlabBytes);
 
 strata_reap* as_reap(ReapHeap* node) noexcept { return static_cast<strata_reap*>(node); }
 
-bool checked_from_environment() noexcept {
-  static const bool on = [] {
-    const char* v = std::getenv("STRATA_REAP_CHECK");
-    return v != nullptr && *v != '\0' && *v != '0';
-  }();
-  return on;
+bool checked_by_default() noexcept {
+  if (kAlwaysChecked) return true;  // STRATA_REAP_CHECKED build or ASan
+  switch (instrument::check_setting()) {
+    case instrument::CheckSetting::kOn: return true;
+    case instrument::CheckSetting::kOff: return false;
+    case instrument::CheckSetting::kDefault: break;
+  }
+  return instrument::valgrind_hooks_on();
 }
 
 // ---- checked mode --------------------------------------------------------
@@ -97,7 +99,7 @@ void require_live(const char* call, const strata_reap* reap, const void* ptr) {
   misuse(call, reap, ptr, "foreign pointer: never returned by this reap (or freed by a clear)");
 }
 
-void* checked_record(strata_reap* reap, void* ptr) noexcept {
+[[gnu::noinline]] void* checked_record(strata_reap* reap, void* ptr) noexcept {
   if (ptr == nullptr) return nullptr;
   try {
     std::lock_guard lock(check_mutex());
@@ -111,7 +113,7 @@ void* checked_record(strata_reap* reap, void* ptr) noexcept {
   return ptr;
 }
 
-void checked_free(const char* call, strata_reap* reap, void* ptr) {
+[[gnu::noinline]] void checked_free(const char* call, strata_reap* reap, void* ptr) {
   {
     std::lock_guard lock(check_mutex());
     require_live(call, reap, ptr);
@@ -195,7 +197,7 @@ strata_reap* strata_reap_create(strata_reap* parent) {
   char* home = static_cast<char*>(base) + kHeaderBytes;
   reap->adoptHome(home, bytes - kHeaderBytes);
   reap->setOwner(reap);
-  reap->checked = kAlwaysChecked || checked_from_environment() || instrument::running_on_valgrind();
+  reap->checked = checked_by_default();
   if (reap->checked && !start_checking(reap)) {
     reap->~strata_reap();
     unmap_or_cache(base, bytes);

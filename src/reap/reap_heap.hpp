@@ -29,6 +29,7 @@
 #include "reap/layers/nested_heap.hpp"
 #include "reap/layers/region_chunk_heap.hpp"
 #include "reap/layers/size_class_slab_heap.hpp"
+#include "strata/layers/heap.hpp"
 
 namespace strata::reap_detail {
 
@@ -40,4 +41,10 @@ using ReapHeap =
     RegionChunkHeap<         // slabs bumped out of chunks >= 8 KiB growing x2; clear keeps the biggest
     ChunkSource>>>>>;        // mmap via strata::platform; ASan/Valgrind see fresh memory as hidden
 
+}  // namespace strata::reap_detail
+
+namespace strata::reap_detail {
+// The chain keeps the project's heap contract at every level that hands out objects.
+static_assert(strata::layers::SizedHeap<ReapHeap> && strata::layers::ClearableHeap<ReapHeap>);
+static_assert(strata::layers::SizedHeap<SizeClassSlabHeap<LargeObjectHeap<RegionChunkHeap<ChunkSource>>>>);
 }  // namespace strata::reap_detail

@@ -19,6 +19,11 @@ namespace strata::reap_detail {
 template <class Super>
 class LargeObjectHeap : public Super {
  public:
+  LargeObjectHeap() = default;
+  LargeObjectHeap(const LargeObjectHeap&) = delete;
+  LargeObjectHeap& operator=(const LargeObjectHeap&) = delete;
+  ~LargeObjectHeap() { unmapAll(); }
+
   void setOwner(const void* owner) noexcept { owner_ = owner; }
 
   void* malloc(std::size_t size) noexcept { return alignedMalloc(size, kGranule); }
@@ -37,7 +42,7 @@ class LargeObjectHeap : public Super {
     return mapObject(size, alignment);
   }
 
-  void free(void* ptr) noexcept {
+  [[gnu::noinline]] void free(void* ptr) noexcept {
     SlabHeader* h = slab_of(ptr);
     live_bytes_ -= usable(h, ptr);
     --live_objects_;

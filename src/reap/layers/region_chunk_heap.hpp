@@ -23,6 +23,11 @@ namespace strata::reap_detail {
 template <class Super>
 class RegionChunkHeap : public Super {
  public:
+  RegionChunkHeap() = default;
+  RegionChunkHeap(const RegionChunkHeap&) = delete;
+  RegionChunkHeap& operator=(const RegionChunkHeap&) = delete;
+  ~RegionChunkHeap() { releaseAll(); }
+
   // The home chunk belongs to the reap's own mapping: used first, never unmapped here.
   void adoptHome(void* base, std::size_t bytes) noexcept {
     home_ = link(base, bytes);
