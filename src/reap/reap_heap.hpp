@@ -16,12 +16,13 @@
 //   objects of the sizes they allocate again, and clear() resets everything
 //   anyway. (Exact size classes do not reuse a freed 64-byte object for a
 //   48-byte request; docs/reaps.md says so.)
-// * The fast path is: size class from the size, free list of the class empty?
-//   then bump the class's cursor — a handful of instructions, no call, no
-//   write besides the cursor. The paper's "nothing freed yet" flag becomes the
-//   per-class emptiness of the free list.
-// * Chunks double (8 KiB first, up to 64 MiB) and clear() keeps the biggest:
-//   a reap filled and cleared in a loop stops asking the kernel for memory.
+// * The fast path is: round the size to 16, bump the class's cursor if the
+//   object fits in its slab — 16 instructions, one store, no stack frame. The
+//   paper's "nothing freed yet" flag is per class: a free suspends the class's
+//   bumping, so its allocations go (one call away) to the freed objects first.
+// * Chunks double (8 KiB first, up to 64 MiB); clear() keeps the chunks the
+//   round used and replays them in order: a reap filled and cleared in a loop
+//   touches the same memory every round, like a plain region.
 #pragma once
 #include "reap/layers/chunk_source.hpp"
 #include "reap/layers/clear_optimized_heap.hpp"
@@ -35,10 +36,10 @@ namespace strata::reap_detail {
 
 using ReapHeap =
     NestedHeap<              // a tree of reaps: clear and destroy reach the subtree
-    ClearOptimizedHeap<      // freed small objects first (per-class LIFO lists), else bump
+    ClearOptimizedHeap<      // freed small objects first (per-class LIFO lists, bumping suspended), else bump
     SizeClassSlabHeap<       // header-free small objects: bump per size class within 4 KiB slabs
     LargeObjectHeap<         // bigger objects: slab spans with a header, huge ones mapped alone
-    RegionChunkHeap<         // slabs bumped out of chunks >= 8 KiB growing x2; clear keeps the biggest
+    RegionChunkHeap<         // slabs bumped out of chunks >= 8 KiB growing x2; clear replays the used ones
     ChunkSource>>>>>;        // mmap via strata::platform; ASan/Valgrind see fresh memory as hidden
 
 }  // namespace strata::reap_detail

@@ -64,16 +64,34 @@ TEST(ReapInternals, ChunksGrowGeometrically) {
   EXPECT_GE(s.bytes_held, s.bytes_live);
 }
 
-TEST(ReapInternals, ClearKeepsAtMostTwoChunksAndRepeatedRoundsStopMapping) {
+TEST(ReapInternals, RepeatedRoundsReuseTheSameChunks) {
   ScopedReap reap;
-  std::size_t held_after_round[6] = {};
-  for (int round = 0; round < 6; ++round) {
+  std::size_t held[5] = {};
+  void* first[5] = {};
+  for (int round = 0; round < 5; ++round) {
+    first[round] = strata_reap_malloc(reap, 32);
     for (int i = 0; i < 60000; ++i) strata_reap_malloc(reap, 8 + (i % 57));
+    held[round] = stats_of(reap).bytes_held;
     strata_reap_clear(reap);
-    EXPECT_LE(stats_of(reap).chunks, 2u) << "round " << round;
-    held_after_round[round] = stats_of(reap).bytes_held;
+    EXPECT_EQ(stats_of(reap).bytes_held, held[round]) << "clear kept what the round used";
   }
-  EXPECT_EQ(held_after_round[5], held_after_round[4]) << "the reap still grows after rounds of equal size";
+  for (int round = 1; round < 5; ++round) {
+    EXPECT_EQ(held[round], held[0]) << "round " << round << " mapped more memory";
+    EXPECT_EQ(first[round], first[0]) << "round " << round << " did not start at the same place";
+  }
+}
+
+TEST(ReapInternals, ChunksASmallerRoundDidNotNeedGoBackAtTheNextClear) {
+  ScopedReap reap;
+  const std::size_t empty = stats_of(reap).bytes_held;
+  for (int i = 0; i < 200000; ++i) strata_reap_malloc(reap, 48);  // ~10 MB
+  strata_reap_clear(reap);
+  const std::size_t big = stats_of(reap).bytes_held;
+  EXPECT_GT(big, empty + 9000000);
+  strata_reap_malloc(reap, 48);  // a small round
+  strata_reap_clear(reap);
+  EXPECT_LT(stats_of(reap).bytes_held, empty + (64u << 10)) << "unneeded chunks were kept";
+  EXPECT_LE(stats_of(reap).chunks, 2u);
 }
 
 TEST(ReapInternals, HugeObjectsGoBackToTheSystemOnFree) {

@@ -89,8 +89,13 @@ TEST(RegionChunkHeap, SlabsAreAlignedDistinctAndChunksDouble) {
   // ~2500 slabs = 10 MiB in chunks from 16 KiB doubling: about 10 chunks.
   EXPECT_LE(region.chunks(), 12u);
   EXPECT_EQ(region.chunks(), region.mappings());
+  const std::size_t chunks = region.chunks();
   region.clear();
-  EXPECT_EQ(region.chunks(), 1u) << "without a home chunk, clear keeps only the biggest";
+  EXPECT_EQ(region.chunks(), chunks) << "clear keeps the chunks the round used";
+  void* again = region.takeSlabs(1);
+  region.clear();
+  EXPECT_EQ(region.chunks(), 1u) << "a round that needed one chunk keeps one";
+  EXPECT_EQ(region.takeSlabs(1), again) << "and bumps from the same place";
   region.releaseAll();
   EXPECT_EQ(region.mappings(), 0u);
   EXPECT_EQ(region.bytesHeld(), 0u);

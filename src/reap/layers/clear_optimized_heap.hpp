@@ -2,11 +2,11 @@
 //
 // The paper's ClearOptimizedHeap keeps one flag, "nothing freed yet", and
 // bumps a pointer while it holds. Here each size class has a LIFO list of
-// its freed objects (the link lives in the freed object itself), and an empty
-// list is that flag, per class: until something of a class is freed, its
-// allocation is the bump of SizeClassSlabHeap; afterwards freed memory is
-// taken first and bumping resumes when the list runs dry. clear() empties the
-// lists, so a cleared reap is back to pure bumping.
+// its freed objects (the link lives in the freed object itself), and the flag
+// is per class: the first free of a class suspends its bumping in
+// SizeClassSlabHeap, so the fast path (tryFast: nothing but the bump) fails for
+// it and malloc takes freed memory first; when the list runs dry the class
+// bumps again. clear() empties the lists, so a cleared reap is pure bumping.
 //
 // kInstrumented: the links are touched through instrument::expose/hide,
 // because under ASan or Valgrind a freed object is hidden from everybody.
@@ -23,15 +23,16 @@ namespace strata::reap_detail {
 template <class Super>
 class ClearOptimizedHeap : public Super {
  public:
+  // The fast path, for size <= kMaxStepSize: pure bumping, or nullptr when the
+  // class has freed objects waiting (it is suspended then) or its slab is full.
+  void* tryFast(std::size_t size) noexcept { return Super::tryBump(size); }
+
   template <bool kInstrumented = false>
   void* malloc(std::size_t size) noexcept {
-    if (size <= kMaxStepSize) [[likely]] {  // the fast path: 16-byte steps
-      const std::size_t stride = step_stride_of(size);
-      const std::size_t size_class = stride / kGranule - 1;
-      if (FreeObject* object = freed_[size_class]) return pop<kInstrumented>(size_class, object);
-      return Super::bump(size_class, stride);
-    }
-    return mallocLarger<kInstrumented>(size);
+    if (size > kMaxSmallSize) return Super::malloc(size);
+    const std::size_t size_class = size_class_of(size);
+    if (FreeObject* object = freed_[size_class]) return pop<kInstrumented>(size_class, object);
+    return Super::mallocClass(size_class);
   }
 
   template <bool kInstrumented = false>
@@ -39,8 +40,10 @@ class ClearOptimizedHeap : public Super {
     const SlabHeader* slab = slab_of(ptr);
     if (slab->stride == 0) return Super::free(ptr);
     auto* object = static_cast<FreeObject*>(ptr);
-    link<kInstrumented>(object, freed_[slab->size_class]);
-    freed_[slab->size_class] = object;
+    FreeObject*& list = freed_[slab->size_class];
+    if (list == nullptr) Super::suspend(slab->size_class);  // freed memory goes first now
+    link<kInstrumented>(object, list);
+    list = object;
   }
 
   void clear() noexcept {
@@ -75,18 +78,9 @@ class ClearOptimizedHeap : public Super {
     if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
   }
   template <bool kInstrumented>
-  [[gnu::noinline]] void* mallocLarger(std::size_t size) noexcept {
-    if (size <= kMaxSmallSize) {
-      const std::size_t size_class = size_class_of(size);
-      if (FreeObject* object = freed_[size_class]) return pop<kInstrumented>(size_class, object);
-      return Super::mallocClass(size_class);
-    }
-    return Super::malloc(size);
-  }
-
-  template <bool kInstrumented>
   void* pop(std::size_t size_class, FreeObject* object) noexcept {
     freed_[size_class] = next<kInstrumented>(object);
+    if (freed_[size_class] == nullptr) Super::resume(size_class);  // back to pure bumping
     return object;
   }
 

@@ -59,18 +59,42 @@ class SizeClassSlabHeap : public Super {
     return Super::malloc(size);
   }
 
-  // The fast path: bump within the class's current slab.
-  void* mallocClass(std::size_t size_class) noexcept { return bump(size_class, stride_of(size_class)); }
+  // The fast path, for size <= kMaxStepSize: bump within the class's current
+  // slab, or nullptr when the slab is full or bumping is suspended.
+  void* tryBump(std::size_t size) noexcept {
+    const std::size_t stride = step_stride_of(size);
+    static_assert(sizeof(Bin) == kGranule);  // so the bin of a stride is at byte stride - 16
+    Bin& bin = *reinterpret_cast<Bin*>(reinterpret_cast<char*>(bins_) + stride - sizeof(Bin));
+    const std::uintptr_t object = bin.cursor;
+    if (object + stride > bin.fast_limit) [[unlikely]]  // no overflow: cursor < 2^63, stride < 2^12
+      return nullptr;
+    if (object == 0) __builtin_unreachable();  // fast_limit != 0 means a slab is current
+    bin.cursor = object + stride;
+    return reinterpret_cast<void*>(object);
+  }
 
-  // stride: stride_of(size_class), which the caller may know more cheaply.
-  void* bump(std::size_t size_class, std::size_t stride) noexcept {
+  // Bump, whether suspended or not; a new slab when the current one is full.
+  [[gnu::noinline]] void* mallocClass(std::size_t size_class) noexcept {
     Bin& bin = bins_[size_class];
     const std::uintptr_t object = bin.cursor;
-    if (object + stride <= bin.limit) [[likely]] {  // no overflow: cursor < 2^63, stride < 2^12
+    const std::size_t stride = stride_of(size_class);
+    if (object + stride <= limits_[size_class]) {
       bin.cursor = object + stride;
       return reinterpret_cast<void*>(object);
     }
     return refill(size_class);
+  }
+
+  // While a class is suspended, tryBump fails for it (and the layer above
+  // decides what to hand out); resume lets it bump again.
+  void suspend(std::size_t size_class) noexcept { bins_[size_class].fast_limit = 0; }
+  void resume(std::size_t size_class) noexcept {
+    if (!always_suspended_) bins_[size_class].fast_limit = limits_[size_class];
+  }
+  // Every class suspended for good: each allocation takes the slow path (checked reaps).
+  void suspendAll() noexcept {
+    always_suspended_ = true;
+    for (Bin& bin : bins_) bin.fast_limit = 0;
   }
 
   void free(void* ptr) noexcept {
@@ -84,20 +108,21 @@ class SizeClassSlabHeap : public Super {
 
   void clear() noexcept {
     for (Bin& bin : bins_) bin = Bin{};
+    for (auto& limit : limits_) limit = 0;
     for (auto& n : slabs_) n = 0;
     Super::clear();
   }
 
   // Objects ever carved from the class's slabs since the last clear().
   std::size_t objectsCarved(std::size_t size_class) const noexcept {
-    const Bin& bin = bins_[size_class];
-    return slabs_[size_class] * objects_per_slab(size_class) - (bin.limit - bin.cursor) / stride_of(size_class);
+    const std::size_t left = (limits_[size_class] - bins_[size_class].cursor) / stride_of(size_class);
+    return slabs_[size_class] * objects_per_slab(size_class) - left;
   }
 
  private:
   struct Bin {
-    std::uintptr_t cursor = 0;  // next object of the current slab
-    std::uintptr_t limit = 0;   // end of the current slab
+    std::uintptr_t cursor = 0;      // next object of the current slab
+    std::uintptr_t fast_limit = 0;  // end of the current slab; 0 while suspended
   };
 
   [[gnu::noinline]] void* refill(std::size_t size_class) noexcept {
@@ -111,13 +136,16 @@ class SizeClassSlabHeap : public Super {
     ++slabs_[size_class];
     Bin& bin = bins_[size_class];
     bin.cursor = reinterpret_cast<std::uintptr_t>(slab_payload(slab)) + slab->stride;
-    bin.limit = reinterpret_cast<std::uintptr_t>(slab) + kSlabBytes;
+    limits_[size_class] = reinterpret_cast<std::uintptr_t>(slab) + kSlabBytes;
+    if (!always_suspended_) bin.fast_limit = limits_[size_class];  // callers refill only unsuspended classes
     return slab_payload(slab);
   }
 
-  Bin bins_[kSizeClasses];
+  Bin bins_[kSizeClasses];                 // what the fast path reads
+  std::uintptr_t limits_[kSizeClasses] = {};  // end of each class's current slab, suspended or not
   std::size_t slabs_[kSizeClasses] = {};
   const void* owner_ = nullptr;
+  bool always_suspended_ = false;
 };
 
 }  // namespace strata::reap_detail
