@@ -154,6 +154,7 @@ void strata_reap_destroy(strata_reap* reap) {
 }
 
 void strata_reap_clear(strata_reap* reap) {
+  if (reap == nullptr) return;
   reap->forEachPreOrder([](EmulatedHeap* node) { node->freeAll(); });
 }
 

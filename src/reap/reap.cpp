@@ -220,6 +220,7 @@ void strata_reap_destroy(strata_reap* reap) {
 }
 
 void strata_reap_clear(strata_reap* reap) {
+  if (reap == nullptr) return;
   reap->forEachPreOrder([](ReapHeap* node) { clear_one(as_reap(node)); });
 }
 
@@ -285,7 +286,7 @@ void strata_reap_get_stats(const strata_reap* reap, strata_reap_stats* stats) {
   std::size_t objects = reap->largeObjectsLive();
   std::size_t bytes = reap->largeBytesLive();
   for (std::size_t c = 0; c < kSizeClasses; ++c) {
-    const std::size_t freed = reap->checked ? reap->freedObjects<true>(c) : reap->freedObjects<false>(c);
+    const std::size_t freed = reap->freedObjects(c);
     const std::size_t live = reap->objectsCarved(c) - freed;
     objects += live;
     bytes += live * stride_of(c);

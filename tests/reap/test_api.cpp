@@ -25,7 +25,10 @@ TEST(ReapApi, CreateGivesAnEmptyReap) {
   EXPECT_EQ(stats_of(reap).bytes_live, 0u);
 }
 
-TEST(ReapApi, DestroyNullIsANoOp) { strata_reap_destroy(nullptr); }
+TEST(ReapApi, DestroyAndClearOfNullAreNoOps) {
+  strata_reap_destroy(nullptr);
+  strata_reap_clear(nullptr);
+}
 
 TEST(ReapApi, MallocZeroGivesUniqueFreeablePointers) {
   ScopedReap reap;

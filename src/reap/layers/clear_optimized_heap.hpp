@@ -31,7 +31,7 @@ class ClearOptimizedHeap : public Super {
   void* malloc(std::size_t size) noexcept {
     if (size > kMaxSmallSize) return Super::malloc(size);
     const std::size_t size_class = size_class_of(size);
-    if (FreeObject* object = freed_[size_class]) return pop<kInstrumented>(size_class, object);
+    if (FreeObject* object = freed_[size_class].head) return pop<kInstrumented>(size_class, object);
     return Super::mallocClass(size_class);
   }
 
@@ -40,28 +40,28 @@ class ClearOptimizedHeap : public Super {
     const SlabHeader* slab = slab_of(ptr);
     if (slab->stride == 0) return Super::free(ptr);
     auto* object = static_cast<FreeObject*>(ptr);
-    FreeObject*& list = freed_[slab->size_class];
-    if (list == nullptr) Super::suspend(slab->size_class);  // freed memory goes first now
-    link<kInstrumented>(object, list);
-    list = object;
+    FreeList& list = freed_[slab->size_class];
+    if (list.head == nullptr) Super::suspend(slab->size_class);  // freed memory goes first now
+    link<kInstrumented>(object, list.head);
+    list.head = object;
+    ++list.count;
   }
 
   void clear() noexcept {
-    for (auto& list : freed_) list = nullptr;
+    for (auto& list : freed_) list = FreeList{};
     Super::clear();
   }
 
   // Objects of the class waiting on its free list (statistics).
-  template <bool kInstrumented = false>
-  std::size_t freedObjects(std::size_t size_class) const noexcept {
-    std::size_t n = 0;
-    for (FreeObject* o = freed_[size_class]; o != nullptr; o = next<kInstrumented>(o)) ++n;
-    return n;
-  }
+  std::size_t freedObjects(std::size_t size_class) const noexcept { return freed_[size_class].count; }
 
  private:
   struct FreeObject {
     FreeObject* next;
+  };
+  struct FreeList {
+    FreeObject* head = nullptr;
+    std::size_t count = 0;
   };
 
   template <bool kInstrumented>
@@ -79,12 +79,14 @@ class ClearOptimizedHeap : public Super {
   }
   template <bool kInstrumented>
   void* pop(std::size_t size_class, FreeObject* object) noexcept {
-    freed_[size_class] = next<kInstrumented>(object);
-    if (freed_[size_class] == nullptr) Super::resume(size_class);  // back to pure bumping
+    FreeList& list = freed_[size_class];
+    list.head = next<kInstrumented>(object);
+    --list.count;
+    if (list.head == nullptr) Super::resume(size_class);  // back to pure bumping
     return object;
   }
 
-  FreeObject* freed_[kSizeClasses] = {};
+  FreeList freed_[kSizeClasses];
 };
 
 }  // namespace strata::reap_detail
