@@ -249,8 +249,8 @@ inline std::uint32_t drag_size(Rng& rng) {
 }
 
 // Held bytes grow only when the contender takes a chunk, so sampling every
-// few allocations and at each phase's end sees the peak; a statistics call may
-// cost more than an allocation (the reap counts its free lists).
+// few allocations and at each phase's end sees the peak without making the
+// statistics call (which may cost more than an allocation) the workload.
 inline constexpr std::size_t kHeldSampleEvery = 4096;
 
 template <class C>
