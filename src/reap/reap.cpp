@@ -2,9 +2,9 @@
 // plus checked mode.
 //
 // Checked mode (CMake STRATA_REAP_CHECKED=ON, environment STRATA_REAP_CHECK=1,
-// always under ASan, and under Valgrind unless STRATA_REAP_CHECK=0) records every object of the reap, so a
-// free of a pointer the reap never returned, a double free or a free through
-// the wrong reap aborts with a message naming the address and the reap; it also
+// always under ASan, and under Valgrind unless STRATA_REAP_CHECK=0) records
+// every object of the reap, so a free of a pointer the reap never returned, a
+// double free or a free through the wrong reap aborts with a message naming the address and the reap; it also
 // tells ASan/Valgrind about every object. It costs an unchecked reap nothing
 // on the allocation fast path (a checked reap never bumps there) and one
 // predictable branch in free.
