@@ -88,9 +88,10 @@ void run_heap_model(H& heap, ModelOptions opt = {}) {
   };
   auto check_new = [&](void* p, std::size_t size) {
     ASSERT_NE(p, nullptr) << "malloc(" << size << ") failed";
-    if (opt.alignment)
+    if (opt.alignment) {
       ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % opt.alignment, 0u)
           << "pointer " << p << " for size " << size << " is not " << opt.alignment << "-aligned";
+    }
     if constexpr (strata::layers::SizedHeap<H>) {
       ASSERT_GE(static_cast<std::size_t>(heap.getSize(p)), size) << "getSize(" << p << ") < request";
     }

@@ -1,0 +1,515 @@
+// libstrata — a drop-in malloc on the Vam design (Feng & Berger 2005), with
+// thread heaps. The allocator as a chain of layers, from the OS up:
+//
+//   OS layer (os.hpp)          segments: 4 MiB areas aligned to 4 MiB, madvise,
+//                              the area map (Vam's area table)
+//   ├─ SmallSegment            page blocks of 64 KiB, descriptors in page 0
+//   │  (segment.hpp)           BIBOP: no object headers, size from the descriptor
+//   │  └─ Heap (thread_heap)   one per thread, no lock: per class an available
+//   │                          and a full list (ordered per-size allocation), reap
+//   │                          allocation inside a block, empty-block LRU, remote
+//   │                          frees through an atomic list per block
+//   ├─ LargeArena (large_heap) shared regions, boundary tags, segregated good fit,
+//   │                          splitting, immediate coalescing; locked
+//   └─ huge (huge_heap)        one mapping per object, small reuse cache
+//   allocator.cpp (this file)  SizeDispatch by request size on malloc and by
+//                              segment kind on free; realloc/calloc/aligned in C
+//                              semantics; start-up, environment, fork, checked mode
+//
+// The layers are concrete classes, not a template mixin chain: the fast paths
+// below reach into Heap and Page directly (a thread-local load, a table
+// lookup, a pointer bump) and a mixin chain would hide exactly the data layout
+// that makes them fast. Each layer still has one job and its own file.
+#include "allocator.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "checked.hpp"
+#include "config.hpp"
+#include "huge_heap.hpp"
+#include "large_heap.hpp"
+#include "os.hpp"
+#include "report.hpp"
+#include "segment.hpp"
+#include "size_classes.hpp"
+#include "thread_heap.hpp"
+
+extern char** environ;
+
+namespace strata::malloc_detail {
+
+#define STRATA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define STRATA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+std::atomic<bool> g_checked{false};
+
+namespace {
+
+// The calling thread's heap. initial-exec: a plain %fs-relative load, and no
+// call into the dynamic loader (which could itself call malloc).
+thread_local Heap* tl_heap __attribute__((tls_model("initial-exec"))) = nullptr;
+
+constexpr std::size_t kMaxRequest = std::size_t{1} << 62;  // beyond: ENOMEM without asking the OS
+
+// ---- start-up, environment, thread exit, fork ---------------------------------
+
+std::atomic<int> g_init_state{0};  // 0: not yet, 1: running, 2: done
+bool g_show_stats = false;
+bool g_verbose = false;
+int g_stats_fd = 2;
+pthread_key_t g_thread_key;
+std::atomic<bool> g_thread_key_ready{false};
+
+void on_thread_exit(void* value) noexcept {
+  auto* heap = static_cast<Heap*>(value);
+  // Frees after this point (other destructors) take the remote path; a malloc
+  // claims a heap again and re-arms this destructor.
+  if (tl_heap == heap) tl_heap = nullptr;
+  heap_abandon(heap);
+}
+
+void fork_prepare() noexcept {
+  heaps_lock();
+  large_lock_all();
+  huge_lock();
+}
+void fork_release() noexcept {  // parent and child: the forking thread holds every lock
+  huge_unlock();
+  large_unlock_all();
+  heaps_unlock();
+}
+
+struct Setting {
+  const char* name;
+  bool* flag;
+  std::atomic<bool>* atomic_flag;
+};
+
+// Variables of other parts of strata; libstrata leaves them alone.
+constexpr const char* kForeignVariables[] = {"STRATA_LONG_TESTS", "STRATA_BUILD_DIR"};
+constexpr const char* kForeignPrefixes[] = {"STRATA_LAB_", "STRATA_REAP_", "STRATA_BENCH_", "STRATA_TEST_"};
+
+bool starts_with(const char* s, const char* prefix) noexcept {
+  while (*prefix)
+    if (*s++ != *prefix++) return false;
+  return true;
+}
+
+// Compare an environment entry "NAME=value" with a name; on a match, point at the value.
+bool entry_is(const char* entry, const char* name, const char** value) noexcept {
+  std::size_t n = std::strlen(name);
+  if (std::strncmp(entry, name, n) != 0 || entry[n] != '=') return false;
+  *value = entry + n + 1;
+  return true;
+}
+
+void read_environment() noexcept {
+  Setting settings[] = {{"STRATA_SHOW_STATS", &g_show_stats, nullptr},
+                        {"STRATA_VERBOSE", &g_verbose, nullptr},
+                        {"STRATA_CHECK", nullptr, &g_checked}};
+  for (char** env = environ; env && *env; ++env) {
+    const char* entry = *env;
+    if (!starts_with(entry, "STRATA_")) continue;
+    bool known = false;
+    const char* value = nullptr;
+    for (Setting& s : settings) {
+      if (!entry_is(entry, s.name, &value)) continue;
+      known = true;
+      bool on = std::strcmp(value, "1") == 0;
+      if (!on && std::strcmp(value, "0") != 0 && *value != '\0') {
+        Report().str("strata: ").str(entry).str(": expected 0 or 1; ").str(s.name).str(" stays off\n");
+        break;
+      }
+      if (s.flag) *s.flag = on;
+      if (s.atomic_flag) s.atomic_flag->store(on, std::memory_order_relaxed);
+    }
+    for (const char* name : kForeignVariables) known = known || entry_is(entry, name, &value);
+    for (const char* prefix : kForeignPrefixes) known = known || starts_with(entry, prefix);
+    if (!known) {
+      Report r;
+      r.str("strata: unknown environment variable ");
+      for (const char* c = entry; *c && *c != '='; ++c) r.put(*c);
+      r.str(" (libstrata reads STRATA_SHOW_STATS, STRATA_VERBOSE, STRATA_CHECK)\n");
+    }
+  }
+}
+
+void print_config() noexcept {
+  Report r;
+  r.str("strata: libstrata configuration\n");
+  r.str("  segment ").bytes(cfg::kSegmentSize).str(", page block ").bytes(cfg::kPageSize).str("\n");
+  r.str("  small classes: ").num(kClassCount).str(" (16 B apart up to ").num(cfg::kExactMax).str(" B, then ")
+      .num(cfg::kClassesPerDoubling).str(" per doubling up to ").num(cfg::kSmallMax).str(" B)\n");
+  r.str("  large objects up to ").bytes(cfg::kLargeMax).str(" in ").num(cfg::kLargeArenas).str(" arenas; huge beyond\n");
+  r.str("  retained empty blocks per thread ").num(cfg::kRetainedEmptyPages).str(", large dirty limit ")
+      .bytes(cfg::kLargeDirtyLimit).str(", huge cache ").bytes(cfg::kHugeCacheBytes).str("\n");
+  r.str("  checked mode ").str(checked_mode() ? "on" : "off").str(cfg::kAlwaysChecked ? " (built in)" : "")
+      .str(", statistics at exit ").str(g_show_stats ? "on" : "off").str("\n");
+}
+
+// Idempotent; tolerates re-entry (pthread_atfork may call malloc while it runs:
+// the allocator works before and during initialization, which only reads the
+// environment and registers hooks).
+void ensure_initialized() noexcept {
+  if (STRATA_LIKELY(g_init_state.load(std::memory_order_acquire) == 2)) return;
+  int expected = 0;
+  if (!g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
+  if (!environ) {  // too early (the dynamic loader); try again on a later call
+    g_init_state.store(0, std::memory_order_release);
+    return;
+  }
+  read_environment();
+  if (g_show_stats) {
+    // Programs such as coreutils close stderr in an atexit handler, before the
+    // statistics are printed: keep a private copy (close-on-exec, high number).
+    int fd = ::fcntl(2, F_DUPFD_CLOEXEC, 200);
+    if (fd >= 0) g_stats_fd = fd;
+  }
+  if (pthread_key_create(&g_thread_key, on_thread_exit) == 0) g_thread_key_ready.store(true, std::memory_order_release);
+  pthread_atfork(fork_prepare, fork_release, fork_release);
+  if (g_verbose) print_config();
+  g_init_state.store(2, std::memory_order_release);
+}
+
+__attribute__((constructor)) void initialize_at_load() { ensure_initialized(); }
+__attribute__((destructor)) void report_at_exit() {
+  if (g_show_stats) print_stats_to(g_stats_fd);
+}
+
+Heap* thread_heap() noexcept {
+  if (Heap* heap = tl_heap) return heap;
+  ensure_initialized();
+  Heap* heap = heap_claim();
+  if (!heap) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  tl_heap = heap;  // before setspecific, which may itself allocate
+  if (g_thread_key_ready.load(std::memory_order_acquire)) pthread_setspecific(g_thread_key, heap);
+  return heap;
+}
+
+// ---- size dispatch ------------------------------------------------------------
+
+bool fits_large(std::size_t size, std::size_t align) noexcept {
+  return size <= cfg::kLargeMax && (align <= cfg::kMinAlign || size + align <= cfg::kLargeMax);
+}
+
+void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noexcept {
+  if (size > kMaxRequest) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (fits_large(size, align)) {
+    *zeroed = false;
+    Heap* heap = tl_heap;
+    void* p = large_malloc(large_arena(heap ? heap->number : 0), size, align);
+    if (!p) errno = ENOMEM;
+    return p;
+  }
+  return huge_malloc(size, align, zeroed);
+}
+
+__attribute__((noinline)) void* allocate_slow(std::size_t size) noexcept {
+  if (size <= cfg::kSmallMax) {
+    Heap* heap = thread_heap();
+    if (!heap) return nullptr;
+    void* p = heap->malloc_small(class_of(size));
+    if (!p) errno = ENOMEM;
+    return p;
+  }
+  bool zeroed;
+  return allocate_big(size, cfg::kMinAlign, &zeroed);
+}
+
+// Checked mode: is p something strata handed out and has not taken back?
+void check_free(void* p) noexcept {
+  if (reinterpret_cast<std::uintptr_t>(p) % sizeof(void*) != 0 || !area_contains(reinterpret_cast<void*>(segment_base(p))))
+    report_misuse("free(): pointer was not allocated by strata:", p);
+  SegmentHeader* seg = segment_of(p);
+  switch (seg->kind) {
+    case SegmentKind::kSmall: {
+      auto* small = reinterpret_cast<SmallSegment*>(seg);
+      Heap* heap = tl_heap;
+      check_small_free(small, small->page_of(p), p, heap != nullptr && small->heap == heap);
+      return;
+    }
+    case SegmentKind::kLarge:
+      large_check(p);
+      return;
+    case SegmentKind::kHuge:
+      return;
+  }
+  report_misuse("free(): pointer is not a live object (double free of a huge object, or invalid):", p);
+}
+
+__attribute__((noinline)) void deallocate_big(SegmentHeader* seg, void* p) noexcept {
+  if (seg->kind == SegmentKind::kLarge) large_free(p); else huge_free(p);
+}
+
+std::size_t small_usable_size(SmallSegment* seg, const void* p) noexcept {
+  Page* page = seg->page_of(p);
+  return static_cast<std::size_t>(page->object_start(p) + page->block_size - static_cast<const char*>(p));
+}
+
+}  // namespace
+
+void report_misuse(const char* what, const void* p) noexcept {
+  Report().str("strata: ").str(what).put(' ').ptr(p).put('\n');
+  std::abort();
+}
+
+// ---- the fast paths -------------------------------------------------------------
+
+void* allocate(std::size_t size) noexcept {
+  Heap* heap = tl_heap;
+  if (STRATA_LIKELY(heap != nullptr && size <= cfg::kSmallMax)) {
+    Page* page = heap->current[class_of(size)];
+    char* p = page->bump;
+    if (STRATA_LIKELY(p != page->bump_end)) {  // reap: fresh memory first
+      page->bump = p + page->block_size;
+      ++page->used;
+      return p;
+    }
+    if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {  // then the block's free list
+      page->free = b->next;
+      ++page->used;
+      return b;
+    }
+  }
+  return allocate_slow(size);
+}
+
+void deallocate(void* p) noexcept {
+  if (!p) return;
+  if (STRATA_UNLIKELY(checked_mode())) check_free(p);
+  SegmentHeader* seg = segment_of(p);
+  if (STRATA_LIKELY(seg->kind == SegmentKind::kSmall)) {
+    auto* small = reinterpret_cast<SmallSegment*>(seg);
+    Page* page = small->page_of(p);
+    Heap* heap = tl_heap;
+    if (STRATA_LIKELY(small->heap == heap && heap != nullptr)) {
+      if (STRATA_LIKELY(page->flags == 0)) {
+        auto* b = static_cast<FreeBlock*>(p);
+        b->next = page->free;
+        page->free = b;
+        if (STRATA_UNLIKELY(--page->used == 0) && page != heap->current[page->cls]) heap->page_emptied(page);
+        return;
+      }
+      heap->free_local_slow(page, p);
+      return;
+    }
+    free_remote(small, page, p);
+    return;
+  }
+  deallocate_big(seg, p);
+}
+
+// ---- the rest of the C API -----------------------------------------------------------
+
+void* allocate_zeroed(std::size_t count, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (total <= cfg::kSmallMax) {
+    void* p = allocate(total);
+    if (p) std::memset(p, 0, total);
+    return p;
+  }
+  bool zeroed = false;
+  void* p = allocate_big(total, cfg::kMinAlign, &zeroed);
+  if (p && !zeroed) std::memset(p, 0, total);
+  return p;
+}
+
+std::size_t usable_size(const void* p) noexcept {
+  if (!p) return 0;
+  SegmentHeader* seg = segment_of(p);
+  switch (seg->kind) {
+    case SegmentKind::kSmall:
+      return small_usable_size(reinterpret_cast<SmallSegment*>(seg), p);
+    case SegmentKind::kLarge:
+      return large_usable_size(p);
+    case SegmentKind::kHuge:
+      return huge_usable_size(p);
+  }
+  return 0;
+}
+
+void* reallocate(void* p, std::size_t size) noexcept {
+  if (!p) return allocate(size);
+  if (size > kMaxRequest) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  SegmentHeader* seg = segment_of(p);
+  if (STRATA_UNLIKELY(checked_mode())) {  // realloc of a freed or foreign pointer
+    check_free(p);
+    if (seg->kind == SegmentKind::kSmall) {  // check_free marked it freed; it is still live
+      auto* small = reinterpret_cast<SmallSegment*>(seg);
+      reinterpret_cast<std::uintptr_t*>(small->page_of(p)->object_start(p))[1] = 0;
+    }
+  }
+  std::size_t have;
+  switch (seg->kind) {
+    case SegmentKind::kSmall:
+      have = small_usable_size(reinterpret_cast<SmallSegment*>(seg), p);
+      if (size <= have && size >= have / 2) return p;  // same class or close enough
+      break;
+    case SegmentKind::kLarge:
+      if (size > cfg::kSmallMax && size <= cfg::kLargeMax && large_resize(p, size)) return p;
+      have = large_usable_size(p);
+      break;
+    case SegmentKind::kHuge:
+    default:
+      if (size > cfg::kLargeMax && huge_resize(p, size)) return p;
+      have = huge_usable_size(p);
+      break;
+  }
+  void* q = allocate(size);
+  if (!q) return nullptr;  // errno ENOMEM; p is untouched
+  std::memcpy(q, p, size < have ? size : have);
+  deallocate(p);
+  return q;
+}
+
+void* reallocate_array(void* p, std::size_t count, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return reallocate(p, total);
+}
+
+void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
+  if (align == 0 || (align & (align - 1)) != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (align <= cfg::kMinAlign) return allocate(size);
+  if (size > kMaxRequest) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (size <= cfg::kSmallMax && align < cfg::kPageSize) {
+    // Page blocks start kPageSize-aligned, so a class that is a multiple of the
+    // alignment gives aligned objects as they are.
+    if (kClassSize[class_of(size)] % align == 0) return allocate(size);
+    std::size_t padded = size + align - cfg::kMinAlign;
+    if (padded <= cfg::kSmallMax) {
+      void* p = allocate(padded);
+      if (!p) return nullptr;
+      auto addr = reinterpret_cast<std::uintptr_t>(p);
+      auto aligned = (addr + align - 1) & ~(align - 1);
+      if (aligned != addr) {
+        auto* seg = reinterpret_cast<SmallSegment*>(segment_of(p));
+        seg->page_of(p)->flags |= kPageInterior;  // our own block: the allocation came from this thread's heap
+      }
+      return reinterpret_cast<void*>(aligned);
+    }
+  }
+  bool zeroed;
+  return allocate_big(size, align, &zeroed);
+}
+
+void* allocate_memalign(std::size_t align, std::size_t size) noexcept {
+  if (align > (std::size_t{1} << 62)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  std::size_t a = cfg::kMinAlign;  // glibc: any alignment, rounded up to a power of two
+  while (a < align) a <<= 1;
+  return allocate_aligned(a, size);
+}
+
+int posix_memalign(void** out, std::size_t align, std::size_t size) noexcept {
+  if (align < sizeof(void*) || (align & (align - 1)) != 0) return EINVAL;
+  int saved = errno;
+  void* p = allocate_aligned(align, size);
+  if (!p) {
+    int error = errno;
+    errno = saved;
+    return error == EINVAL ? EINVAL : ENOMEM;
+  }
+  *out = p;
+  return 0;
+}
+
+void* allocate_page_aligned(std::size_t size) noexcept {
+  return allocate_aligned(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), size);
+}
+
+void* allocate_page_multiple(std::size_t size) noexcept {
+  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (size > kMaxRequest) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  std::size_t rounded = size == 0 ? page : (size + page - 1) & ~(page - 1);
+  return allocate_aligned(page, rounded);
+}
+
+// ---- statistics -------------------------------------------------------------------
+
+void print_stats() noexcept { print_stats_to(2); }
+
+void print_stats_to(int fd) noexcept {
+  struct ClassTotals {
+    std::size_t blocks = 0, os_pages = 0, live = 0;
+  };
+  ClassTotals totals[kClassCount];
+  std::size_t heaps = 0, abandoned = 0, retained = 0;
+  // Read without the owners' cooperation: exact at exit, approximate while
+  // other threads run (statistics, not bookkeeping).
+  for (Heap* heap = heap_registry_head(); heap; heap = heap->next_heap) {
+    ++heaps;
+    abandoned += heap->abandoned;
+    retained += heap->empty_pages.count;
+    for (std::size_t cls = 0; cls < kClassCount; ++cls) {
+      for (PageList* list : {&heap->queues[cls].available, &heap->queues[cls].full}) {
+        for (Page* page = list->head; page; page = page->next) {
+          char* reached = page->bump > page->touched_end ? page->bump : page->touched_end;
+          totals[cls].blocks += 1;
+          totals[cls].os_pages += static_cast<std::size_t>(reached - page->start + cfg::kOsPageSize - 1) / cfg::kOsPageSize;
+          totals[cls].live += std::size_t{page->used} * page->block_size;
+        }
+      }
+    }
+  }
+  Report r(fd);
+  r.str("strata: statistics (pid ").num(static_cast<std::uint64_t>(::getpid())).str(")\n");
+  r.str("  class    size  blocks  os-pages    live-bytes\n");
+  std::size_t small_live = 0;
+  for (std::size_t cls = 0; cls < kClassCount; ++cls) {
+    if (!totals[cls].blocks) continue;
+    small_live += totals[cls].live;
+    r.str("  ").num(cls, 5).num(kClassSize[cls], 8).num(totals[cls].blocks, 8).num(totals[cls].os_pages, 10)
+        .num(totals[cls].live, 14).put('\n');
+  }
+  r.str("  small: live ").bytes(small_live).str(", thread heaps ").num(heaps).str(" (").num(abandoned)
+      .str(" abandoned), retained empty blocks ").num(retained).put('\n');
+  LargeStats large = large_stats();
+  r.str("  large: regions ").num(large.regions).str(", live ").num(large.live_objects).str(" objects (")
+      .bytes(large.live_bytes).str("), free ").bytes(large.free_bytes).put('\n');
+  HugeStats huge = huge_stats();
+  r.str("  huge: live ").num(huge.live_objects).str(" objects (").bytes(huge.live_bytes).str(" mapped), cached ")
+      .bytes(huge.cached_bytes).put('\n');
+  struct rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  r.str("  mapped now ").bytes(mapped_bytes()).str(", peak RSS ").bytes(static_cast<std::uint64_t>(usage.ru_maxrss) * 1024)
+      .str(", pages discarded ").num(discarded_os_pages()).str(" (").bytes(discarded_os_pages() * cfg::kOsPageSize)
+      .str(")\n");
+}
+
+}  // namespace strata::malloc_detail

@@ -1,0 +1,83 @@
+// libstrata's tunables: every number that shapes the allocator, in one place.
+// Changing one of these changes behaviour, never correctness (the static_asserts
+// at the bottom hold the invariants the code relies on).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::malloc_config {
+
+// ---- Address-space layout -------------------------------------------------
+// Every object lives in a segment: an area of kSegmentSize bytes aligned to
+// kSegmentSize, with its header at the start. free() finds the header of any
+// pointer p by masking: (p - 1) & ~(kSegmentSize - 1). This is Vam's "area"
+// (16 MB there, 4 MiB here) and the BIBOP lookup that lets small objects go
+// without a header.
+inline constexpr std::size_t kSegmentShift = 22;  // 4 MiB
+inline constexpr std::size_t kSegmentSize = std::size_t{1} << kSegmentShift;
+
+// A segment of small objects is cut into page blocks ("pages", Vam's page
+// blocks) of kPageSize bytes, each holding objects of one size class. Page 0
+// holds the segment header, so every page block starts kPageSize-aligned and
+// power-of-two classes are naturally aligned. Fresh memory is bump-allocated,
+// so a big page block costs RSS only for the OS pages actually reached.
+inline constexpr std::size_t kPageShift = 16;  // 64 KiB
+inline constexpr std::size_t kPageSize = std::size_t{1} << kPageShift;
+inline constexpr std::size_t kPagesPerSegment = kSegmentSize / kPageSize;
+
+// ---- Size classes ---------------------------------------------------------
+// Small objects: exact fit 16 bytes apart up to kExactMax. (Vam spaces classes
+// 8 bytes apart; on x86-64 max_align_t is 16 and compilers assume malloc and
+// operator new results are 16-byte aligned, so 16 is the finest spacing that
+// keeps every object aligned.) Above kExactMax: kClassesPerDoubling classes per
+// power of two (12.5% apart) up to kSmallMax.
+inline constexpr std::size_t kMinAlign = 16;
+inline constexpr std::size_t kExactMax = 512;
+inline constexpr std::size_t kClassesPerDoubling = 8;
+inline constexpr std::size_t kSmallMax = 8 * 1024;
+
+// ---- Large and huge objects -----------------------------------------------
+// Large objects (kSmallMax < size <= kLargeMax) are carved from shared
+// multi-page regions with a 16-byte boundary-tag header: segregated good-fit
+// bins ~12.5% apart, splitting, immediate coalescing (Vam §3.1, Large Objects).
+// Huge objects (> kLargeMax) are mapped straight from the OS.
+inline constexpr std::size_t kLargeMax = 1024 * 1024;
+// Number of independently locked large-object arenas; a thread uses arena
+// (thread heap number % kLargeArenas).
+inline constexpr std::size_t kLargeArenas = 4;
+
+// ---- Returning memory (Vam §3.6, with hysteresis) ---------------------------
+// A thread heap keeps up to this many empty page blocks resident (dirty) before
+// it discards the oldest with madvise: a malloc/free loop that empties and
+// refills a page block never pays a system call and a page fault per turn.
+inline constexpr std::size_t kRetainedEmptyPages = 8;
+// A large arena discards the pages inside its free chunks once this many bytes
+// of free chunks are dirty (not yet discarded).
+inline constexpr std::size_t kLargeDirtyLimit = 8 * 1024 * 1024;
+// Each large arena keeps this many completely free regions mapped.
+inline constexpr std::size_t kLargeSpareRegions = 1;
+// Freed huge mappings kept for reuse (bytes, in total), so that a program that
+// allocates and frees a big buffer in a loop does not mmap/munmap each time.
+inline constexpr std::size_t kHugeCacheBytes = 32 * 1024 * 1024;
+inline constexpr std::size_t kHugeCacheEntries = 8;
+
+// The OS page, for discarding (the real one is asked at run time; this is the
+// granularity we assume for rounding and never exceeds the real one on x86-64).
+inline constexpr std::size_t kOsPageSize = 4096;
+
+// ---- Checked mode -----------------------------------------------------------
+// STRATA_MALLOC_CHECKED (a build option) turns checking on for good; otherwise
+// STRATA_CHECK=1 turns it on at start-up.
+#ifdef STRATA_MALLOC_CHECKED
+inline constexpr bool kAlwaysChecked = true;
+#else
+inline constexpr bool kAlwaysChecked = false;
+#endif
+
+static_assert(kPageSize % kOsPageSize == 0);
+static_assert(kSegmentSize % kPageSize == 0 && kPagesPerSegment <= 64, "free-page mask is one word");
+static_assert(kSmallMax <= kPageSize / 8, "a page block holds at least 8 objects");
+static_assert(kExactMax % kMinAlign == 0 && kSmallMax % kMinAlign == 0);
+static_assert(kLargeMax * 2 <= kSegmentSize, "a large region holds the largest large object with room to align it");
+
+}  // namespace strata::malloc_config

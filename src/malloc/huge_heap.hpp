@@ -1,0 +1,29 @@
+// Huge objects (> kLargeMax): straight from the OS, one mapping each (Vam's
+// "extremely large" objects). The mapping starts with a segment header, so
+// free() finds it like any other segment. Freed mappings go to a small cache
+// (kHugeCacheBytes) so that a loop allocating and freeing a big buffer does
+// not pay mmap, munmap and the page faults each turn; the cache is the
+// hysteresis, and what does not fit in it is unmapped at once.
+#pragma once
+#include <cstddef>
+
+namespace strata::malloc_detail {
+
+// nullptr + ENOMEM. align: a power of two >= 16. *zeroed tells whether the
+// memory is known to be zero (fresh from the OS).
+void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept;
+void huge_free(void* p) noexcept;
+std::size_t huge_usable_size(const void* p) noexcept;
+bool huge_resize(void* p, std::size_t size) noexcept;  // in place, or false
+
+struct HugeStats {
+  std::size_t live_objects = 0;
+  std::size_t live_bytes = 0;   // mapped for live objects
+  std::size_t cached_bytes = 0;
+};
+HugeStats huge_stats() noexcept;
+
+void huge_lock() noexcept;  // fork
+void huge_unlock() noexcept;
+
+}  // namespace strata::malloc_detail

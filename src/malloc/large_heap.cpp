@@ -1,0 +1,360 @@
+#include "large_heap.hpp"
+
+#include <pthread.h>
+
+#include <cerrno>
+#include <new>
+
+#include "checked.hpp"
+#include "config.hpp"
+#include "os.hpp"
+#include "segment.hpp"
+
+namespace strata::malloc_detail {
+
+namespace {
+
+constexpr std::size_t kHeader = 16;    // prev_size + size_flags
+constexpr std::size_t kMinChunk = 32;  // header + the two free-list links
+constexpr std::size_t kInUse = 1;
+constexpr std::size_t kDirty = 2;  // free chunk whose pages may still be resident
+constexpr std::size_t kFlagMask = 15;
+constexpr unsigned kSecondLevelBits = 3;  // 8 bins per power of two: ~12.5% apart
+constexpr unsigned kSecondLevel = 1u << kSecondLevelBits;
+constexpr unsigned kFirstLevel = 64;
+
+// A chunk of a region, with its boundary tag. prev_size is the size of the
+// chunk before it (0: first chunk of the region), kept exact at all times.
+struct Chunk {
+  std::size_t prev_size;
+  std::size_t size_flags;
+  Chunk* next_free;  // free chunks only
+  Chunk* prev_free;
+
+  std::size_t size() const noexcept { return size_flags & ~kFlagMask; }
+  bool in_use() const noexcept { return size_flags & kInUse; }
+  bool dirty() const noexcept { return size_flags & kDirty; }
+  Chunk* next() noexcept { return reinterpret_cast<Chunk*>(reinterpret_cast<char*>(this) + size()); }
+  Chunk* prev() noexcept {
+    return prev_size ? reinterpret_cast<Chunk*>(reinterpret_cast<char*>(this) - prev_size) : nullptr;
+  }
+  void* payload() noexcept { return reinterpret_cast<char*>(this) + kHeader; }
+  static Chunk* of(const void* p) noexcept {
+    return reinterpret_cast<Chunk*>(reinterpret_cast<std::uintptr_t>(p) - kHeader);
+  }
+};
+
+struct alignas(64) LargeRegion {
+  SegmentHeader header;
+  LargeArena* arena;
+  LargeRegion* prev;
+  LargeRegion* next;
+};
+constexpr std::size_t kRegionHeader = sizeof(LargeRegion);
+constexpr std::size_t kRegionPayload = cfg::kSegmentSize - kRegionHeader - kHeader;  // minus the end sentinel
+
+Chunk* first_chunk(LargeRegion* r) noexcept {
+  return reinterpret_cast<Chunk*>(reinterpret_cast<char*>(r) + kRegionHeader);
+}
+
+constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
+  std::size_t n = (size + kHeader + cfg::kMinAlign - 1) & ~(cfg::kMinAlign - 1);
+  return n < kMinChunk ? kMinChunk : n;
+}
+
+void bin_of(std::size_t size, unsigned& fl, unsigned& sl) noexcept {
+  fl = 63u - static_cast<unsigned>(__builtin_clzll(size));
+  sl = static_cast<unsigned>(size >> (fl - kSecondLevelBits)) & (kSecondLevel - 1);
+}
+
+}  // namespace
+
+class LargeArena {
+ public:
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+  void* allocate(std::size_t size, std::size_t align) noexcept;
+  void release(Chunk* c, LargeRegion* region) noexcept;
+  bool resize(Chunk* c, std::size_t size) noexcept;
+  void add_stats(LargeStats& s) noexcept {
+    s.regions += region_count_;
+    s.live_objects += live_objects_;
+    s.live_bytes += live_bytes_;
+    s.free_bytes += free_bytes_;
+  }
+
+ private:
+  void insert(Chunk* c) noexcept;
+  void remove(Chunk* c) noexcept;
+  Chunk* find(std::size_t size) noexcept;
+  bool add_region() noexcept;
+  void split_tail(Chunk* c, std::size_t keep) noexcept;
+  void purge() noexcept;
+
+  std::uint64_t first_map_ = 0;
+  std::uint32_t second_map_[kFirstLevel] = {};
+  Chunk* bins_[kFirstLevel][kSecondLevel] = {};
+  LargeRegion* regions_ = nullptr;
+  std::size_t region_count_ = 0;
+  std::size_t dirty_bytes_ = 0;
+  std::size_t free_bytes_ = 0;
+  std::size_t live_objects_ = 0;
+  std::size_t live_bytes_ = 0;
+};
+
+namespace {
+constinit LargeArena g_arenas[cfg::kLargeArenas];
+LargeRegion* region_of(const void* p) noexcept { return reinterpret_cast<LargeRegion*>(segment_base(p)); }
+}  // namespace
+
+void LargeArena::insert(Chunk* c) noexcept {
+  unsigned fl, sl;
+  bin_of(c->size(), fl, sl);
+  c->prev_free = nullptr;
+  c->next_free = bins_[fl][sl];
+  if (c->next_free) c->next_free->prev_free = c;
+  bins_[fl][sl] = c;
+  first_map_ |= std::uint64_t{1} << fl;
+  second_map_[fl] |= 1u << sl;
+  free_bytes_ += c->size();
+  if (c->dirty()) dirty_bytes_ += c->size();
+}
+
+void LargeArena::remove(Chunk* c) noexcept {
+  unsigned fl, sl;
+  bin_of(c->size(), fl, sl);
+  if (c->prev_free) c->prev_free->next_free = c->next_free; else bins_[fl][sl] = c->next_free;
+  if (c->next_free) c->next_free->prev_free = c->prev_free;
+  if (!bins_[fl][sl]) {
+    second_map_[fl] &= ~(1u << sl);
+    if (!second_map_[fl]) first_map_ &= ~(std::uint64_t{1} << fl);
+  }
+  free_bytes_ -= c->size();
+  if (c->dirty()) dirty_bytes_ -= c->size();
+}
+
+// Good fit: round the request up to the next bin boundary, so that every chunk
+// in the first non-empty bin at or above it fits.
+Chunk* LargeArena::find(std::size_t size) noexcept {
+  unsigned fl, sl;
+  bin_of(size, fl, sl);
+  std::size_t rounded = size + (std::size_t{1} << (fl - kSecondLevelBits)) - 1;
+  bin_of(rounded, fl, sl);
+  std::uint32_t second = second_map_[fl] & (~0u << sl);
+  if (!second) {
+    std::uint64_t first = fl + 1 < kFirstLevel ? first_map_ & (~std::uint64_t{0} << (fl + 1)) : 0;
+    if (!first) return nullptr;
+    fl = static_cast<unsigned>(__builtin_ctzll(first));
+    second = second_map_[fl];
+  }
+  sl = static_cast<unsigned>(__builtin_ctz(second));
+  return bins_[fl][sl];
+}
+
+bool LargeArena::add_region() noexcept {
+  void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
+  if (!mem) return false;
+  if (!area_add(mem)) {
+    unmap(mem, cfg::kSegmentSize);
+    errno = ENOMEM;
+    return false;
+  }
+  auto* r = new (mem) LargeRegion{};
+  r->header.kind = SegmentKind::kLarge;
+  r->header.map_base = mem;
+  r->header.mapped_bytes = cfg::kSegmentSize;
+  r->arena = this;
+  r->next = regions_;
+  if (regions_) regions_->prev = r;
+  regions_ = r;
+  ++region_count_;
+  Chunk* c = first_chunk(r);
+  c->prev_size = 0;
+  c->size_flags = kRegionPayload;  // fresh pages: clean
+  Chunk* sentinel = c->next();
+  sentinel->prev_size = kRegionPayload;
+  sentinel->size_flags = kInUse;
+  insert(c);
+  return true;
+}
+
+// Cut c (not on a free list) down to `keep` bytes; the rest becomes a free
+// chunk (dirty like c was, or because it was in use) when big enough.
+void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
+  std::size_t size = c->size();
+  if (size - keep < kMinChunk) return;
+  std::size_t flags = c->size_flags & kFlagMask;
+  auto* tail = reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) + keep);
+  tail->prev_size = keep;
+  tail->size_flags = (size - keep) | (c->in_use() ? kDirty : (flags & kDirty));
+  c->size_flags = keep | flags;
+  Chunk* after = tail->next();
+  if (!after->in_use()) {  // coalesce the tail with a free successor
+    remove(after);
+    tail->size_flags = (tail->size() + after->size()) | kDirty;
+    after->size_flags = 0;
+  }
+  tail->next()->prev_size = tail->size();
+  insert(tail);
+}
+
+void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
+  std::size_t need = chunk_size_for(size);
+  std::size_t search = align > cfg::kMinAlign ? need + align + kMinChunk : need;
+  pthread_mutex_lock(&lock);
+  Chunk* c = find(search);
+  if (!c) {
+    if (!add_region()) {
+      pthread_mutex_unlock(&lock);
+      return nullptr;
+    }
+    c = find(search);
+  }
+  remove(c);
+  if (align > cfg::kMinAlign) {
+    auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
+    std::uintptr_t aligned = (payload + align - 1) & ~(align - 1);
+    if (aligned != payload && aligned - payload < kMinChunk) aligned += align;
+    if (aligned != payload) {  // the gap in front stays free
+      std::size_t front = aligned - payload;
+      Chunk* r = Chunk::of(reinterpret_cast<void*>(aligned));
+      r->prev_size = front;
+      r->size_flags = (c->size() - front) | (c->size_flags & kDirty);
+      r->next()->prev_size = r->size();
+      c->size_flags = front | (c->size_flags & kDirty);
+      insert(c);
+      c = r;
+    }
+  }
+  split_tail(c, need);
+  c->size_flags = c->size() | kInUse;
+  ++live_objects_;
+  live_bytes_ += c->size();
+  pthread_mutex_unlock(&lock);
+  return c->payload();
+}
+
+void LargeArena::release(Chunk* c, LargeRegion* region) noexcept {
+  pthread_mutex_lock(&lock);
+  std::size_t size = c->size();
+  --live_objects_;
+  live_bytes_ -= size;
+  Chunk* next = c->next();
+  if (!next->in_use()) {  // immediate coalescing, both ways
+    remove(next);
+    size += next->size();
+    next->size_flags = 0;  // an absorbed header reads as "not a chunk" in checked mode
+  }
+  if (Chunk* prev = c->prev(); prev && !prev->in_use()) {
+    remove(prev);
+    size += prev->size();
+    c->size_flags = 0;
+    c = prev;
+  }
+  c->size_flags = size | kDirty;
+  c->next()->prev_size = size;
+  if (size == kRegionPayload && region_count_ > cfg::kLargeSpareRegions) {
+    if (region->prev) region->prev->next = region->next; else regions_ = region->next;
+    if (region->next) region->next->prev = region->prev;
+    --region_count_;
+    pthread_mutex_unlock(&lock);
+    area_remove(region);
+    unmap(region, cfg::kSegmentSize);
+    return;
+  }
+  insert(c);
+  if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
+  pthread_mutex_unlock(&lock);
+}
+
+// Discard the pages inside every dirty free chunk (its header and links stay).
+void LargeArena::purge() noexcept {
+  for (std::uint64_t first = first_map_; first; first &= first - 1) {
+    unsigned fl = static_cast<unsigned>(__builtin_ctzll(first));
+    for (std::uint32_t second = second_map_[fl]; second; second &= second - 1) {
+      unsigned sl = static_cast<unsigned>(__builtin_ctz(second));
+      for (Chunk* c = bins_[fl][sl]; c; c = c->next_free) {
+        if (!c->dirty()) continue;
+        discard(reinterpret_cast<char*>(c) + kMinChunk, c->size() - kMinChunk);
+        c->size_flags &= ~kDirty;
+      }
+    }
+  }
+  dirty_bytes_ = 0;
+}
+
+bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
+  std::size_t need = chunk_size_for(size);
+  pthread_mutex_lock(&lock);
+  std::size_t have = c->size();
+  bool ok = true;
+  if (need <= have) {
+    split_tail(c, need);
+  } else if (Chunk* next = c->next(); !next->in_use() && have + next->size() >= need) {
+    remove(next);
+    c->size_flags = (have + next->size()) | kInUse;
+    next->size_flags = 0;
+    c->next()->prev_size = c->size();
+    split_tail(c, need);
+  } else {
+    ok = false;
+  }
+  live_bytes_ = live_bytes_ - have + c->size();
+  pthread_mutex_unlock(&lock);
+  return ok;
+}
+
+LargeArena& large_arena(std::size_t number) noexcept { return g_arenas[number % cfg::kLargeArenas]; }
+
+void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept {
+  return arena.allocate(size, align);
+}
+
+void large_free(void* p) noexcept {
+  LargeRegion* region = region_of(p);
+  region->arena->release(Chunk::of(p), region);
+}
+
+std::size_t large_usable_size(const void* p) noexcept { return Chunk::of(p)->size() - kHeader; }
+
+bool large_resize(void* p, std::size_t size) noexcept {
+  return region_of(p)->arena->resize(Chunk::of(p), size);
+}
+
+void large_check(const void* p) noexcept {
+  LargeRegion* region = region_of(p);
+  auto addr = reinterpret_cast<std::uintptr_t>(p);
+  auto lo = reinterpret_cast<std::uintptr_t>(first_chunk(region)) + kHeader;
+  auto hi = reinterpret_cast<std::uintptr_t>(region) + cfg::kSegmentSize - kHeader;
+  if (addr < lo || addr >= hi || addr % cfg::kMinAlign != 0)
+    report_misuse("free(): pointer was not allocated by strata (inside a large region):", p);
+  LargeArena* arena = region->arena;
+  pthread_mutex_lock(&arena->lock);
+  Chunk* c = Chunk::of(p);
+  std::size_t size = c->size();
+  bool valid = size >= kMinChunk && addr - kHeader + size <= hi + kHeader && c->next()->prev_size == size;
+  bool live = valid && c->in_use();
+  pthread_mutex_unlock(&arena->lock);
+  if (!valid) report_misuse("free(): pointer is not a live large object (double free or invalid pointer):", p);
+  if (!live) report_misuse("double free of", p);
+}
+
+LargeStats large_stats() noexcept {
+  LargeStats s;
+  for (auto& arena : g_arenas) {
+    pthread_mutex_lock(&arena.lock);
+    arena.add_stats(s);
+    pthread_mutex_unlock(&arena.lock);
+  }
+  return s;
+}
+
+void large_lock_all() noexcept {
+  for (auto& arena : g_arenas) pthread_mutex_lock(&arena.lock);
+}
+
+void large_unlock_all() noexcept {
+  for (auto& arena : g_arenas) pthread_mutex_unlock(&arena.lock);
+}
+
+}  // namespace strata::malloc_detail

@@ -1,0 +1,49 @@
+// Large objects (Vam §3.1 "Large Objects"): kSmallMax < size <= kLargeMax.
+//
+// Large objects share multi-page regions (segments of kind kLarge), each object
+// with a 16-byte boundary-tag header. Free chunks sit in segregated bins about
+// 12.5% apart (two-level: power of two, then 8 steps), found through two
+// bitmaps in O(1) — the "hierarchical index into the free list table" Vam
+// suggests instead of its linear scan. A bin at or above the rounded-up request
+// always fits (good fit); the chunk is split and the rest goes back. A freed
+// chunk immediately coalesces with free neighbours.
+//
+// Returning memory: free chunks are "dirty" until their inner pages are
+// discarded; once kLargeDirtyLimit bytes are dirty the arena discards them all
+// (Vam discards at once; the limit is the hysteresis). A region that becomes
+// completely free is unmapped, except the last one of the arena.
+//
+// Threads: kLargeArenas arenas, each with one mutex; a thread allocates from
+// arena (heap number % kLargeArenas), and a chunk is freed to the arena of its
+// region. Large allocations are rare and expensive per byte anyway, so a lock
+// here costs little; it is the one layer that is not lock-free on its fast path.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::malloc_detail {
+
+class LargeArena;
+
+LargeArena& large_arena(std::size_t number) noexcept;
+// nullptr + ENOMEM. align is a power of two >= 16.
+void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept;
+void large_free(void* p) noexcept;
+std::size_t large_usable_size(const void* p) noexcept;
+// Grow or shrink in place to hold `size` bytes; false if it cannot.
+bool large_resize(void* p, std::size_t size) noexcept;
+// Checked mode: report and abort unless p is a live large object.
+void large_check(const void* p) noexcept;
+
+struct LargeStats {
+  std::size_t regions = 0;
+  std::size_t live_objects = 0;
+  std::size_t live_bytes = 0;
+  std::size_t free_bytes = 0;
+};
+LargeStats large_stats() noexcept;
+
+void large_lock_all() noexcept;    // fork
+void large_unlock_all() noexcept;
+
+}  // namespace strata::malloc_detail

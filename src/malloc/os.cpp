@@ -1,0 +1,100 @@
+#include "os.hpp"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+
+#include "strata/platform.hpp"
+
+namespace strata::malloc_detail {
+
+namespace {
+std::atomic<std::size_t> g_discarded_pages{0};
+std::atomic<std::size_t> g_mapped_bytes{0};
+
+constexpr std::size_t kAddressBits = 47;  // x86-64 user space
+constexpr std::size_t kAreaCount = std::size_t{1} << (kAddressBits - cfg::kSegmentShift);
+constexpr std::size_t kAreaWords = kAreaCount / 64;
+std::atomic<std::atomic<std::uint64_t>*> g_area_words{nullptr};
+
+std::atomic<std::uint64_t>* area_words(bool create) noexcept {
+  auto* words = g_area_words.load(std::memory_order_acquire);
+  if (words || !create) return words;
+  // Lazily backed: only the words for areas in use are ever touched.
+  void* fresh = platform::map_pages(kAreaWords * sizeof(std::uint64_t));
+  if (!fresh) return nullptr;
+  auto* mine = static_cast<std::atomic<std::uint64_t>*>(fresh);
+  if (g_area_words.compare_exchange_strong(words, mine, std::memory_order_acq_rel)) return mine;
+  platform::unmap_pages(fresh, kAreaWords * sizeof(std::uint64_t));  // another thread won
+  return words;
+}
+
+std::size_t area_index(const void* segment) noexcept {
+  return reinterpret_cast<std::uintptr_t>(segment) >> cfg::kSegmentShift;
+}
+}  // namespace
+
+void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
+  // Over-map by align, then trim both ends: the kernel gives page alignment only.
+  std::size_t span = bytes + align;
+  if (span < bytes) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* raw = platform::map_pages(span);
+  if (!raw) return nullptr;
+  auto base = reinterpret_cast<std::uintptr_t>(raw);
+  std::uintptr_t start = ((base + offset + align - 1) & ~(align - 1)) - offset;
+  if (start > base) platform::unmap_pages(raw, start - base);
+  std::uintptr_t tail = start + bytes;
+  if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
+  g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return reinterpret_cast<void*>(start);
+}
+
+bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+  void* p = ::mremap(ptr, old_bytes, new_bytes, 0);
+  if (p == MAP_FAILED) return false;
+  g_mapped_bytes.fetch_add(new_bytes - old_bytes, std::memory_order_relaxed);
+  return true;
+}
+
+void unmap(void* ptr, std::size_t bytes) noexcept {
+  platform::unmap_pages(ptr, bytes);
+  g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void discard(void* ptr, std::size_t bytes) noexcept {
+  auto lo = (reinterpret_cast<std::uintptr_t>(ptr) + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+  auto hi = (reinterpret_cast<std::uintptr_t>(ptr) + bytes) & ~(cfg::kOsPageSize - 1);
+  if (hi <= lo) return;
+  platform::discard_pages(reinterpret_cast<void*>(lo), hi - lo);
+  g_discarded_pages.fetch_add((hi - lo) / cfg::kOsPageSize, std::memory_order_relaxed);
+}
+
+std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
+std::size_t mapped_bytes() noexcept { return g_mapped_bytes.load(std::memory_order_relaxed); }
+
+bool area_add(const void* segment) noexcept {
+  auto* words = area_words(true);
+  if (!words) return false;
+  std::size_t i = area_index(segment);
+  words[i / 64].fetch_or(std::uint64_t{1} << (i % 64), std::memory_order_release);
+  return true;
+}
+
+void area_remove(const void* segment) noexcept {
+  auto* words = area_words(false);
+  if (!words) return;
+  std::size_t i = area_index(segment);
+  words[i / 64].fetch_and(~(std::uint64_t{1} << (i % 64)), std::memory_order_release);
+}
+
+bool area_contains(const void* segment) noexcept {
+  auto* words = area_words(false);
+  std::size_t i = area_index(segment);
+  if (!words || i >= kAreaCount) return false;
+  return (words[i / 64].load(std::memory_order_acquire) >> (i % 64)) & 1;
+}
+
+}  // namespace strata::malloc_detail

@@ -1,0 +1,41 @@
+// The OS layer of libstrata: segments of address space, page discarding and
+// the area map, on top of strata::platform. Nothing here allocates with malloc.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "config.hpp"
+
+namespace strata::malloc_detail {
+
+namespace cfg = strata::malloc_config;
+
+// Fresh zeroed read-write memory of `bytes` (a multiple of the OS page) whose
+// start + offset is aligned to `align` (a power of two >= kSegmentSize; offset a
+// multiple of kSegmentSize), or nullptr with errno ENOMEM.
+void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset = 0) noexcept;
+// Grow a mapping in place (never moves it); false if the kernel cannot.
+bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept;
+void unmap(void* ptr, std::size_t bytes) noexcept;
+
+// Give the physical pages of [ptr, ptr+bytes) back (madvise); both ends are
+// rounded inwards to OS pages. Counted in discarded_os_pages().
+void discard(void* ptr, std::size_t bytes) noexcept;
+std::size_t discarded_os_pages() noexcept;
+std::size_t mapped_bytes() noexcept;  // currently mapped by the allocator
+
+// The area map (Vam §3.3's area table): one bit per kSegmentSize area of the
+// address space, set while a strata segment header lives there. Checked mode
+// asks it before trusting a pointer; the fast paths never look at it.
+bool area_add(const void* segment) noexcept;  // false (ENOMEM) if the map cannot be made
+void area_remove(const void* segment) noexcept;
+bool area_contains(const void* segment) noexcept;
+
+// The segment header responsible for pointer p (any pointer strata returned,
+// including interior pointers of aligned allocations).
+inline std::uintptr_t segment_base(const void* p) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(p) - 1) & ~(cfg::kSegmentSize - 1);
+}
+
+}  // namespace strata::malloc_detail

@@ -1,0 +1,401 @@
+#include "thread_heap.hpp"
+
+#include <pthread.h>
+
+#include <cerrno>
+#include <new>
+
+#include "checked.hpp"
+#include "strata/platform.hpp"
+
+namespace strata::malloc_detail {
+
+constinit Page g_empty_page{};
+
+namespace {
+
+// ---- the registry of heaps and the pool of unused segments (locked; slow paths only)
+pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+Heap* g_heaps = nullptr;
+Heap* g_abandoned = nullptr;
+std::uint32_t g_heap_count = 0;
+char* g_meta_cursor = nullptr;  // Heap objects are carved from mapped chunks and never freed
+char* g_meta_end = nullptr;
+constexpr std::size_t kMetaChunk = 256 * 1024;
+constexpr std::size_t kHeapStride = (sizeof(Heap) + 63) & ~std::size_t{63};
+
+pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+SmallSegment* g_segment_pool = nullptr;
+
+constexpr std::uintptr_t kFreedCookie = 0x5354524154414642;  // "STRATAFB"
+std::uintptr_t freed_cookie(const void* object) noexcept {
+  return reinterpret_cast<std::uintptr_t>(object) ^ kFreedCookie;
+}
+void mark_allocated(void* object) noexcept { static_cast<std::uintptr_t*>(object)[1] = 0; }
+
+// Move the frees other threads pushed onto the block's own free list.
+bool collect_remote(Page* page) noexcept {
+  if (page->remote.load(std::memory_order_relaxed) == nullptr) return false;
+  FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
+  if (!list) return false;
+  std::uint32_t n = 1;
+  FreeBlock* tail = list;
+  while (tail->next) {
+    tail = tail->next;
+    ++n;
+  }
+  tail->next = page->free;
+  page->free = list;
+  page->used -= n;
+  return true;
+}
+
+std::size_t page_index(const Page* page, const SmallSegment* seg) noexcept {
+  return static_cast<std::size_t>(page - seg->pages);
+}
+
+SmallSegment* segment_of_page(const Page* page) noexcept {
+  return reinterpret_cast<SmallSegment*>(segment_base(page->start));
+}
+
+// Segment list helpers: segments with unused pages are kept at the front.
+void unlink_segment(SmallSegment*& list, SmallSegment* seg) noexcept {
+  if (seg->prev) seg->prev->next = seg->next; else list = seg->next;
+  if (seg->next) seg->next->prev = seg->prev;
+  seg->prev = seg->next = nullptr;
+}
+void push_segment_front(SmallSegment*& list, SmallSegment* seg) noexcept {
+  seg->prev = nullptr;
+  seg->next = list;
+  if (list) list->prev = seg;
+  list = seg;
+}
+void push_segment_back(SmallSegment*& list, SmallSegment* seg) noexcept {
+  seg->next = nullptr;
+  if (!list) {
+    seg->prev = nullptr;
+    list = seg;
+    return;
+  }
+  SmallSegment* last = list;
+  while (last->next) last = last->next;
+  last->next = seg;
+  seg->prev = last;
+}
+
+SmallSegment* map_small_segment() noexcept {
+  void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
+  if (!mem) return nullptr;
+  if (!area_add(mem)) {
+    unmap(mem, cfg::kSegmentSize);
+    errno = ENOMEM;
+    return nullptr;
+  }
+  auto* seg = new (mem) SmallSegment{};
+  seg->header.kind = SegmentKind::kSmall;
+  seg->header.map_base = mem;
+  seg->header.mapped_bytes = cfg::kSegmentSize;
+  seg->free_pages = SmallSegment::kAllPagesFree;
+  for (std::size_t i = 0; i < cfg::kPagesPerSegment; ++i) {
+    Page& page = seg->pages[i];
+    page.start = static_cast<char*>(mem) + i * cfg::kPageSize;
+    page.touched_end = page.start;
+    page.state = PageState::kUnused;
+  }
+  return seg;
+}
+
+}  // namespace
+
+// ---- allocation -------------------------------------------------------------
+
+void* Heap::page_take(Page* page) noexcept {
+  if (page->bump != page->bump_end) {  // reap: fresh memory first
+    char* p = page->bump;
+    page->bump = p + page->block_size;
+    ++page->used;
+    return p;
+  }
+  if (!page->free) collect_remote(page);  // then the block's own free list
+  if (FreeBlock* b = page->free) {
+    page->free = b->next;
+    ++page->used;
+    return b;
+  }
+  return nullptr;
+}
+
+void* Heap::malloc_small(std::size_t cls) noexcept {
+  ClassQueue& q = queues[cls];
+  for (;;) {
+    Page* page = q.available.head;
+    if (!page) {
+      page = refill(cls);
+      if (!page) return nullptr;
+    }
+    if (void* p = page_take(page)) {
+      if (checked_mode()) mark_allocated(p);
+      return p;
+    }
+    move_to_full(cls, page);
+  }
+}
+
+void Heap::sync_current(std::size_t cls) noexcept {
+  Page* front = queues[cls].available.head;
+  current[cls] = (front && !checked_mode()) ? front : &g_empty_page;
+}
+
+void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
+  ClassQueue& q = queues[cls];
+  q.available.remove(page);
+  page->flags |= kPageFull;
+  q.full.push_front(page);
+  // Publish "full" before looking at the remote list one last time; a freeing
+  // thread pushes before it reads in_full (both seq_cst), so at least one of
+  // us sees the other and no remote free is stranded on the full list.
+  page->in_full.store(true, std::memory_order_seq_cst);
+  if (page->remote.load(std::memory_order_seq_cst) != nullptr) {
+    collect_remote(page);
+    move_to_front(page);
+  }
+  sync_current(cls);
+}
+
+void Heap::move_to_front(Page* page) noexcept {
+  ClassQueue& q = queues[page->cls];
+  q.full.remove(page);
+  page->flags &= static_cast<std::uint8_t>(~kPageFull);
+  page->in_full.store(false, std::memory_order_relaxed);
+  q.available.push_front(page);
+  sync_current(page->cls);
+}
+
+Page* Heap::refill(std::size_t cls) noexcept {
+  ClassQueue& q = queues[cls];
+  if (q.full_has_remote.load(std::memory_order_relaxed) &&
+      q.full_has_remote.exchange(false, std::memory_order_acq_rel)) {
+    for (Page* page = q.full.head; page;) {
+      Page* next = page->next;
+      if (collect_remote(page)) {
+        move_to_front(page);
+        if (page->used == 0 && page != q.available.head) retire(page);
+      }
+      page = next;
+    }
+    if (q.available.head) return q.available.head;
+  }
+  Page* page = fresh_page(cls);
+  if (!page) return nullptr;
+  q.available.push_front(page);
+  sync_current(cls);
+  return page;
+}
+
+Page* Heap::fresh_page(std::size_t cls) noexcept {
+  Page* page = empty_pages.head;  // the most recently emptied block is the warmest
+  if (page) {
+    empty_pages.remove(page);
+  } else {
+    SmallSegment* seg = segments;
+    if (!seg || seg->free_pages == 0) seg = take_segment();
+    if (!seg) return nullptr;
+    unsigned i = static_cast<unsigned>(__builtin_ctzll(seg->free_pages));
+    seg->free_pages &= ~(std::uint64_t{1} << i);
+    if (seg->free_pages == 0 && seg->next) {  // full segments go to the back
+      unlink_segment(segments, seg);
+      push_segment_back(segments, seg);
+    }
+    page = &seg->pages[i];
+  }
+  std::uint32_t size = kClassSize[cls];
+  page->block_size = size;
+  page->cls = static_cast<std::uint8_t>(cls);
+  page->bump = page->start;
+  page->bump_end = page->start + cfg::kPageSize / size * size;
+  page->free = nullptr;
+  page->used = 0;
+  page->flags = 0;
+  page->state = PageState::kInClass;
+  page->prev = page->next = nullptr;
+  page->in_full.store(false, std::memory_order_relaxed);
+  return page;
+}
+
+SmallSegment* Heap::take_segment() noexcept {
+  pthread_mutex_lock(&g_pool_lock);
+  SmallSegment* seg = g_segment_pool;
+  if (seg) unlink_segment(g_segment_pool, seg);
+  pthread_mutex_unlock(&g_pool_lock);
+  if (!seg) seg = map_small_segment();
+  if (!seg) return nullptr;
+  seg->heap = this;
+  push_segment_front(segments, seg);
+  return seg;
+}
+
+// ---- freeing ----------------------------------------------------------------
+
+void Heap::free_local_slow(Page* page, void* p) noexcept {
+  auto* b = static_cast<FreeBlock*>((page->flags & kPageInterior) ? page->object_start(p) : p);
+  b->next = page->free;
+  page->free = b;
+  --page->used;
+  if (page->flags & kPageFull) move_to_front(page);  // Vam §3.5: a block with a free goes to the front
+  if (page->used == 0) page_emptied(page);
+}
+
+void Heap::page_emptied(Page* page) noexcept {
+  // Hysteresis: the front block of a class stays even when empty, so a loop
+  // that allocates and frees one object does not retire and refetch it.
+  if (page == queues[page->cls].available.head) return;
+  retire(page);
+}
+
+void Heap::retire(Page* page) noexcept {
+  queues[page->cls].available.remove(page);
+  sync_current(page->cls);
+  if (page->bump > page->touched_end) page->touched_end = page->bump;
+  page->state = PageState::kEmptyRetained;
+  page->flags = 0;
+  empty_pages.push_front(page);
+  if (empty_pages.count > cfg::kRetainedEmptyPages) {
+    Page* oldest = empty_pages.tail;
+    empty_pages.remove(oldest);
+    release_page(oldest);
+  }
+}
+
+// Discard a retired block's memory and give the block back to its segment.
+void Heap::release_page(Page* page) noexcept {
+  discard(page->start, static_cast<std::size_t>(page->touched_end - page->start));
+  page->touched_end = page->start;
+  page->state = PageState::kUnused;
+  SmallSegment* seg = segment_of_page(page);
+  seg->free_pages |= std::uint64_t{1} << page_index(page, seg);
+  unlink_segment(segments, seg);
+  if (seg->free_pages == SmallSegment::kAllPagesFree) {
+    // All unused and discarded: the segment goes to the global pool. Segments
+    // are never unmapped, so a late remote free's read of a descriptor always
+    // reads mapped memory.
+    seg->heap = nullptr;
+    pthread_mutex_lock(&g_pool_lock);
+    push_segment_front(g_segment_pool, seg);
+    pthread_mutex_unlock(&g_pool_lock);
+  } else {
+    push_segment_front(segments, seg);
+  }
+}
+
+void Heap::release_all() noexcept {
+  for (std::size_t cls = 0; cls < kClassCount; ++cls) {
+    ClassQueue& q = queues[cls];
+    q.full_has_remote.store(false, std::memory_order_relaxed);
+    for (Page* page = q.full.head; page;) {
+      Page* next = page->next;
+      if (collect_remote(page)) move_to_front(page);
+      page = next;
+    }
+    for (Page* page = q.available.head; page;) {
+      Page* next = page->next;
+      collect_remote(page);
+      if (page->used == 0) retire(page);
+      page = next;
+    }
+    sync_current(cls);
+  }
+  while (Page* page = empty_pages.tail) {
+    empty_pages.remove(page);
+    release_page(page);
+  }
+}
+
+void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
+  Heap* owner = segment->heap;
+  std::size_t cls = page->cls;
+  auto* b = reinterpret_cast<FreeBlock*>(page->object_start(p));
+  FreeBlock* head = page->remote.load(std::memory_order_relaxed);
+  do {
+    b->next = head;
+  } while (!page->remote.compare_exchange_weak(head, b, std::memory_order_seq_cst, std::memory_order_relaxed));
+  // After the push (see Heap::move_to_full): tell the owner if the block is on
+  // its full list. The descriptor stays mapped even if the owner has meanwhile
+  // collected this free and reused the block; the worst case is a spurious flag.
+  if (page->in_full.load(std::memory_order_seq_cst) && owner)
+    owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+}
+
+// ---- heap lifecycle -----------------------------------------------------------
+
+Heap* heap_claim() noexcept {
+  pthread_mutex_lock(&g_registry_lock);
+  Heap* heap = g_abandoned;
+  if (heap) {
+    g_abandoned = heap->next_abandoned;
+    heap->next_abandoned = nullptr;
+    heap->abandoned = false;
+    pthread_mutex_unlock(&g_registry_lock);
+    for (std::size_t cls = 0; cls < kClassCount; ++cls) heap->sync_current(cls);
+    return heap;
+  }
+  if (static_cast<std::size_t>(g_meta_end - g_meta_cursor) < kHeapStride) {
+    void* chunk = platform::map_pages(kMetaChunk);
+    if (!chunk) {
+      pthread_mutex_unlock(&g_registry_lock);
+      return nullptr;
+    }
+    g_meta_cursor = static_cast<char*>(chunk);
+    g_meta_end = g_meta_cursor + kMetaChunk;
+  }
+  heap = new (g_meta_cursor) Heap{};
+  g_meta_cursor += kHeapStride;
+  for (auto& c : heap->current) c = &g_empty_page;
+  heap->number = g_heap_count++;
+  heap->next_heap = g_heaps;
+  g_heaps = heap;
+  pthread_mutex_unlock(&g_registry_lock);
+  return heap;
+}
+
+void heap_abandon(Heap* heap) noexcept {
+  heap->release_all();
+  pthread_mutex_lock(&g_registry_lock);
+  heap->abandoned = true;
+  heap->next_abandoned = g_abandoned;
+  g_abandoned = heap;
+  pthread_mutex_unlock(&g_registry_lock);
+}
+
+Heap* heap_registry_head() noexcept {
+  pthread_mutex_lock(&g_registry_lock);
+  Heap* head = g_heaps;
+  pthread_mutex_unlock(&g_registry_lock);
+  return head;
+}
+
+void heaps_lock() noexcept {
+  pthread_mutex_lock(&g_registry_lock);
+  pthread_mutex_lock(&g_pool_lock);
+}
+
+void heaps_unlock() noexcept {
+  pthread_mutex_unlock(&g_pool_lock);
+  pthread_mutex_unlock(&g_registry_lock);
+}
+
+// ---- checked mode -------------------------------------------------------------
+
+void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner) noexcept {
+  (void)segment;
+  if (page->state != PageState::kInClass) report_misuse("free(): pointer was not allocated by strata (unused page block):", p);
+  char* object = page->object_start(p);
+  if (object != p && !(page->flags & kPageInterior) && owner)
+    report_misuse("free(): pointer is not the start of an object:", p);
+  if (object >= page->bump_end || (owner && object >= page->bump))
+    report_misuse("free(): pointer was never allocated:", p);
+  auto* words = reinterpret_cast<std::uintptr_t*>(object);
+  if (words[1] == freed_cookie(object)) report_misuse("double free of", p);
+  words[1] = freed_cookie(object);
+}
+
+}  // namespace strata::malloc_detail

@@ -1,0 +1,118 @@
+// Thread heaps: the per-thread layer for small objects (Hoard/mimalloc style
+// ownership on top of Vam's page blocks).
+//
+// Each thread allocates from its own Heap with no lock. For every size class
+// the heap keeps Vam's two lists (§3.2, §3.5):
+//   available — page blocks with free space; allocation uses the front one
+//               until it is full ("ordered per-size allocation");
+//   full      — page blocks with no space left.
+// A free into a full block moves it to the front of the available list.
+//
+// A thread that frees an object of another thread's heap pushes it onto the
+// block's atomic `remote` list (one CAS, no lock); the owner collects those
+// lists when it runs out of space. If the block sits on the full list, the
+// freeing thread also raises the class's `full_has_remote` flag, so the owner
+// knows to look there before it takes a fresh block.
+//
+// Empty blocks (Vam §3.6) stay with the heap, still resident, in an LRU cache
+// of kRetainedEmptyPages; beyond that the oldest is discarded with madvise and
+// returned to its segment. A segment whose blocks are all unused goes to a
+// global pool, from which any heap takes segments.
+//
+// When a thread exits its heap is abandoned (its empty blocks discarded) and
+// the next new thread adopts it, objects, remote frees and all.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "config.hpp"
+#include "segment.hpp"
+#include "size_classes.hpp"
+
+namespace strata::malloc_detail {
+
+// A doubly linked list of page blocks (intrusive, through Page::prev/next).
+struct PageList {
+  Page* head = nullptr;
+  Page* tail = nullptr;
+  std::size_t count = 0;
+
+  void push_front(Page* p) noexcept {
+    p->prev = nullptr;
+    p->next = head;
+    if (head) head->prev = p; else tail = p;
+    head = p;
+    ++count;
+  }
+  void remove(Page* p) noexcept {
+    if (p->prev) p->prev->next = p->next; else head = p->next;
+    if (p->next) p->next->prev = p->prev; else tail = p->prev;
+    p->prev = p->next = nullptr;
+    --count;
+  }
+};
+
+struct ClassQueue {
+  PageList available;
+  PageList full;
+  std::atomic<bool> full_has_remote{false};  // a block on `full` got a remote free
+};
+
+// The page every empty class slot points at: no fresh memory, no free list, so
+// the fast path falls through to the slow path without a null check.
+extern Page g_empty_page;
+
+struct Heap {
+  // Fast path table: the front of each class's available list (or &g_empty_page;
+  // always &g_empty_page in checked mode, which sends every malloc to the slow path).
+  Page* current[kClassCount];
+  ClassQueue queues[kClassCount];
+  PageList empty_pages;         // retained empty blocks, most recently emptied first
+  SmallSegment* segments = nullptr;  // segments this heap owns
+  Heap* next_heap = nullptr;    // registry of all heaps
+  Heap* next_abandoned = nullptr;
+  std::uint32_t number = 0;     // creation order; picks the large arena
+  bool abandoned = false;
+
+  // The slow path of a small malloc: refill from collected frees, the full
+  // list, a retained empty block, a segment, or a fresh segment. nullptr + ENOMEM.
+  void* malloc_small(std::size_t cls) noexcept;
+  // The owner's free when the fast path cannot take it (flags set or block emptied).
+  void free_local_slow(Page* page, void* p) noexcept;
+  // A block on the available list whose last object came back.
+  void page_emptied(Page* page) noexcept;
+  // Hand everything that can go back (thread exit).
+  void release_all() noexcept;
+  // Point current[cls] at the front of the available list (or the empty page).
+  void sync_current(std::size_t cls) noexcept;
+  // Allocate the object at the front of `page` or nullptr (also collects remote frees).
+  static void* page_take(Page* page) noexcept;
+
+ private:
+  Page* refill(std::size_t cls) noexcept;
+  Page* fresh_page(std::size_t cls) noexcept;
+  void move_to_full(std::size_t cls, Page* page) noexcept;
+  void move_to_front(Page* page) noexcept;
+  void retire(Page* page) noexcept;
+  void release_page(Page* page) noexcept;
+  SmallSegment* take_segment() noexcept;
+};
+
+// Remote free: p belongs to a block owned by another heap (or by none).
+void free_remote(SmallSegment* segment, Page* page, void* p) noexcept;
+
+// Heap lifecycle (locked registry; never on a fast path).
+Heap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM
+void heap_abandon(Heap* heap) noexcept;
+Heap* heap_registry_head() noexcept;  // walk with Heap::next_heap (stats)
+
+// Checked mode: validate a small free (report and abort on misuse), then mark
+// the object freed with a cookie in its second word so a second free is seen.
+void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner) noexcept;
+
+// Fork: the registry and segment-pool locks.
+void heaps_lock() noexcept;
+void heaps_unlock() noexcept;
+
+}  // namespace strata::malloc_detail

@@ -1,0 +1,110 @@
+// The one translation unit that defines the C library's allocation functions
+// and every C++ operator new/delete: each forwards to libstrata's top layer
+// (src/malloc/allocator.hpp). Built into libstrata.so only.
+#include <cerrno>
+#include <cstddef>
+#include <new>
+
+#include "allocator.hpp"
+
+namespace sm = strata::malloc_detail;
+
+#define STRATA_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+STRATA_EXPORT void* malloc(size_t size) noexcept { return sm::allocate(size); }
+STRATA_EXPORT void free(void* ptr) noexcept { sm::deallocate(ptr); }
+STRATA_EXPORT void* calloc(size_t count, size_t size) noexcept { return sm::allocate_zeroed(count, size); }
+STRATA_EXPORT void* realloc(void* ptr, size_t size) noexcept { return sm::reallocate(ptr, size); }
+STRATA_EXPORT void* reallocarray(void* ptr, size_t count, size_t size) noexcept {
+  return sm::reallocate_array(ptr, count, size);
+}
+STRATA_EXPORT void* memalign(size_t alignment, size_t size) noexcept { return sm::allocate_memalign(alignment, size); }
+STRATA_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+  return sm::posix_memalign(out, alignment, size);
+}
+STRATA_EXPORT void* aligned_alloc(size_t alignment, size_t size) noexcept {
+  return sm::allocate_aligned(alignment, size);
+}
+STRATA_EXPORT void* valloc(size_t size) noexcept { return sm::allocate_page_aligned(size); }
+STRATA_EXPORT void* pvalloc(size_t size) noexcept { return sm::allocate_page_multiple(size); }
+STRATA_EXPORT size_t malloc_usable_size(void* ptr) noexcept { return sm::usable_size(ptr); }
+// C23: the size and alignment are hints strata does not need.
+STRATA_EXPORT void free_sized(void* ptr, size_t) noexcept { sm::deallocate(ptr); }
+STRATA_EXPORT void free_aligned_sized(void* ptr, size_t, size_t) noexcept { sm::deallocate(ptr); }
+
+}  // extern "C"
+
+// ---- C++ ---------------------------------------------------------------------------
+// Throwing forms: the new-handler loop of [new.delete.single], then bad_alloc.
+// Exceptions live only on this failure path.
+namespace {
+
+[[gnu::noinline]] void* new_failed(std::size_t size, std::size_t align) {
+  for (;;) {
+    std::new_handler handler = std::get_new_handler();
+    if (!handler) throw std::bad_alloc();
+    handler();
+    void* p = align ? sm::allocate_aligned(align, size) : sm::allocate(size);
+    if (p) return p;
+  }
+}
+
+void* new_or_throw(std::size_t size) {
+  void* p = sm::allocate(size);
+  return __builtin_expect(p != nullptr, 1) ? p : new_failed(size, 0);
+}
+
+void* new_aligned_or_throw(std::size_t size, std::align_val_t align) {
+  void* p = sm::allocate_aligned(static_cast<std::size_t>(align), size);
+  return __builtin_expect(p != nullptr, 1) ? p : new_failed(size, static_cast<std::size_t>(align));
+}
+
+void* new_or_null(std::size_t size) noexcept {
+  void* p = sm::allocate(size);
+  if (__builtin_expect(p != nullptr, 1)) return p;
+  try {
+    return new_failed(size, 0);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void* new_aligned_or_null(std::size_t size, std::align_val_t align) noexcept {
+  void* p = sm::allocate_aligned(static_cast<std::size_t>(align), size);
+  if (__builtin_expect(p != nullptr, 1)) return p;
+  try {
+    return new_failed(size, static_cast<std::size_t>(align));
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+STRATA_EXPORT void* operator new(std::size_t size) { return new_or_throw(size); }
+STRATA_EXPORT void* operator new[](std::size_t size) { return new_or_throw(size); }
+STRATA_EXPORT void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return new_or_null(size); }
+STRATA_EXPORT void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return new_or_null(size); }
+STRATA_EXPORT void* operator new(std::size_t size, std::align_val_t align) { return new_aligned_or_throw(size, align); }
+STRATA_EXPORT void* operator new[](std::size_t size, std::align_val_t align) { return new_aligned_or_throw(size, align); }
+STRATA_EXPORT void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  return new_aligned_or_null(size, align);
+}
+STRATA_EXPORT void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  return new_aligned_or_null(size, align);
+}
+
+STRATA_EXPORT void operator delete(void* p) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete[](void* p) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete(void* p, std::size_t) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete[](void* p, std::size_t) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete(void* p, std::align_val_t) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete(void* p, std::size_t, std::align_val_t) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { sm::deallocate(p); }
