@@ -231,7 +231,8 @@ __attribute__((noinline)) void* allocate_slow(std::size_t size) noexcept {
 }
 
 // Checked mode: is p something strata handed out and has not taken back?
-void check_free(void* p) noexcept {
+// `freeing`: p is about to be freed (a small object gets the freed cookie).
+void check_pointer(void* p, bool freeing) noexcept {
   if (reinterpret_cast<std::uintptr_t>(p) % sizeof(void*) != 0 || !area_contains(reinterpret_cast<void*>(segment_base(p))))
     report_misuse("free(): pointer was not allocated by strata:", p);
   SegmentHeader* seg = segment_of(p);
@@ -239,7 +240,7 @@ void check_free(void* p) noexcept {
     case SegmentKind::kSmall: {
       auto* small = reinterpret_cast<SmallSegment*>(seg);
       Heap* heap = tl_heap;
-      check_small_free(small, small->page_of(p), p, heap != nullptr && small->heap == heap);
+      check_small_free(small, small->page_of(p), p, heap != nullptr && small->heap == heap, freeing);
       return;
     }
     case SegmentKind::kLarge:
@@ -290,7 +291,7 @@ void* allocate(std::size_t size) noexcept {
 
 void deallocate(void* p) noexcept {
   if (!p) return;
-  if (STRATA_UNLIKELY(checked_mode())) check_free(p);
+  if (STRATA_UNLIKELY(checked_mode())) check_pointer(p, true);
   SegmentHeader* seg = segment_of(p);
   if (STRATA_LIKELY(seg->kind == SegmentKind::kSmall)) {
     auto* small = reinterpret_cast<SmallSegment*>(seg);
@@ -353,13 +354,7 @@ void* reallocate(void* p, std::size_t size) noexcept {
     return nullptr;
   }
   SegmentHeader* seg = segment_of(p);
-  if (STRATA_UNLIKELY(checked_mode())) {  // realloc of a freed or foreign pointer
-    check_free(p);
-    if (seg->kind == SegmentKind::kSmall) {  // check_free marked it freed; it is still live
-      auto* small = reinterpret_cast<SmallSegment*>(seg);
-      reinterpret_cast<std::uintptr_t*>(small->page_of(p)->object_start(p))[1] = 0;
-    }
-  }
+  if (STRATA_UNLIKELY(checked_mode())) check_pointer(p, false);  // realloc of a freed or foreign pointer
   std::size_t have;
   switch (seg->kind) {
     case SegmentKind::kSmall:

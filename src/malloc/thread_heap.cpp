@@ -167,8 +167,17 @@ void Heap::move_to_front(Page* page) noexcept {
   q.full.remove(page);
   page->flags &= static_cast<std::uint8_t>(~kPageFull);
   page->in_full.store(false, std::memory_order_relaxed);
+  push_available(page->cls, page);
+}
+
+// A new front block for the class. The old front was exempt from retiring
+// while it was the front (hysteresis); if it is empty now, it goes.
+void Heap::push_available(std::size_t cls, Page* page) noexcept {
+  ClassQueue& q = queues[cls];
+  Page* old_front = q.available.head;
   q.available.push_front(page);
-  sync_current(page->cls);
+  if (old_front && old_front->used == 0) retire(old_front);
+  sync_current(cls);
 }
 
 Page* Heap::refill(std::size_t cls) noexcept {
@@ -187,8 +196,7 @@ Page* Heap::refill(std::size_t cls) noexcept {
   }
   Page* page = fresh_page(cls);
   if (!page) return nullptr;
-  q.available.push_front(page);
-  sync_current(cls);
+  push_available(cls, page);
   return page;
 }
 
@@ -385,7 +393,7 @@ void heaps_unlock() noexcept {
 
 // ---- checked mode -------------------------------------------------------------
 
-void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner) noexcept {
+void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner, bool mark) noexcept {
   (void)segment;
   if (page->state != PageState::kInClass) report_misuse("free(): pointer was not allocated by strata (unused page block):", p);
   char* object = page->object_start(p);
@@ -395,7 +403,7 @@ void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner) no
     report_misuse("free(): pointer was never allocated:", p);
   auto* words = reinterpret_cast<std::uintptr_t*>(object);
   if (words[1] == freed_cookie(object)) report_misuse("double free of", p);
-  words[1] = freed_cookie(object);
+  if (mark) words[1] = freed_cookie(object);
 }
 
 }  // namespace strata::malloc_detail

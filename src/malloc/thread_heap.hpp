@@ -94,6 +94,7 @@ struct Heap {
   Page* fresh_page(std::size_t cls) noexcept;
   void move_to_full(std::size_t cls, Page* page) noexcept;
   void move_to_front(Page* page) noexcept;
+  void push_available(std::size_t cls, Page* page) noexcept;
   void retire(Page* page) noexcept;
   void release_page(Page* page) noexcept;
   SmallSegment* take_segment() noexcept;
@@ -107,9 +108,10 @@ Heap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullpt
 void heap_abandon(Heap* heap) noexcept;
 Heap* heap_registry_head() noexcept;  // walk with Heap::next_heap (stats)
 
-// Checked mode: validate a small free (report and abort on misuse), then mark
-// the object freed with a cookie in its second word so a second free is seen.
-void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner) noexcept;
+// Checked mode: validate a small free (report and abort on misuse); with
+// `mark`, also mark the object freed with a cookie in its second word so a
+// second free is seen (realloc validates without marking).
+void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner, bool mark) noexcept;
 
 // Fork: the registry and segment-pool locks.
 void heaps_lock() noexcept;

@@ -1,0 +1,80 @@
+// Out of memory is NULL + ENOMEM, never an abort, for every kind of object;
+// after freeing, allocation works again. Runs in a forked child under
+// setrlimit(RLIMIT_AS). Labelled no-asan no-tsan (sanitizers reserve terabytes
+// of address space).
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "strata/strata.h"
+
+namespace {
+
+std::size_t current_address_space() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long pages = 0;
+  if (f) {
+    if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  return pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Exit code: 0 ok; otherwise the stage that misbehaved.
+int exhaust(std::size_t size, std::vector<void*>& live) {
+  for (;;) {
+    errno = 0;
+    void* p = strata_malloc(size);
+    if (!p) return errno == ENOMEM ? 0 : 10;
+    std::memset(p, 1, size < 4096 ? size : 4096);
+    if (live.size() == live.capacity()) return 11;  // cannot grow without libc's malloc
+    live.push_back(p);
+  }
+}
+
+int child() {
+  std::vector<void*> live;
+  live.reserve(1 << 22);
+  struct rlimit limit{};
+  limit.rlim_cur = limit.rlim_max = current_address_space() + (std::size_t{160} << 20);
+  if (setrlimit(RLIMIT_AS, &limit) != 0) return 20;
+  for (std::size_t size : {std::size_t{16} << 20, std::size_t{300000}, std::size_t{20000}, std::size_t{1000},
+                           std::size_t{16}}) {
+    if (int e = exhaust(size, live)) return e + 1;
+  }
+  errno = 0;
+  if (strata_calloc(1 << 20, 64) != nullptr || errno != ENOMEM) return 30;
+  void* keep = live.back();
+  live.pop_back();
+  errno = 0;
+  if (strata_realloc(keep, std::size_t{64} << 20) != nullptr || errno != ENOMEM) return 31;  // keep survives
+  strata_free(keep);
+  for (void* p : live) strata_free(p);
+  live.clear();
+  // memory is back: every size works again
+  for (std::size_t size : {std::size_t{16}, std::size_t{20000}, std::size_t{300000}, std::size_t{16} << 20}) {
+    void* p = strata_malloc(size);
+    if (!p) return 40;
+    std::memset(p, 2, size);
+    strata_free(p);
+  }
+  return 0;
+}
+
+TEST(StrataOutOfMemory, NullWithEnomemForEverySizeThenRecovers) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(child());
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status) << " instead of getting NULL";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "stage code " << WEXITSTATUS(status) << " (see test_oom.cpp)";
+}
+
+}  // namespace

@@ -1,0 +1,237 @@
+// libstrata under threads: producers hand objects to consumers who free them
+// (remote frees), threads exit while their objects live on, and the heaps of
+// exited threads are reused. Labelled `threads`: also runs under TSan.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "os.hpp"
+#include "strata/strata.h"
+#include "thread_heap.hpp"
+
+namespace {
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr int kScale = 4;  // the sanitizers are ~10x slower; keep the test in seconds
+#else
+constexpr int kScale = 1;
+#endif
+
+struct Message {
+  unsigned char* ptr;
+  std::size_t size;
+  std::uint32_t tag;
+};
+
+// The pattern covers the first and last 64 bytes: enough to see overlapping
+// objects, cheap enough for megabyte objects under the sanitizers.
+template <class F>
+void for_each_checked_byte(const Message& m, F&& f) {
+  std::size_t head = m.size < 128 ? m.size : 64;
+  for (std::size_t i = 0; i < head; ++i) f(i);
+  for (std::size_t i = head > m.size - 64 ? head : m.size - 64; i < m.size && m.size >= 128; ++i) f(i);
+}
+void stamp(const Message& m) {
+  for_each_checked_byte(m, [&](std::size_t i) { m.ptr[i] = static_cast<unsigned char>(m.tag + i); });
+}
+bool intact(const Message& m) {
+  bool ok = true;
+  for_each_checked_byte(m, [&](std::size_t i) { ok = ok && m.ptr[i] == static_cast<unsigned char>(m.tag + i); });
+  return ok;
+}
+
+// A bounded queue: at most `cap` objects in flight, so a heap that never
+// reused remotely freed memory would keep growing.
+class Queue {
+ public:
+  explicit Queue(std::size_t cap) : cap_(cap) {}
+  void push(Message m) {
+    std::unique_lock lock(mu_);
+    not_full_.wait(lock, [&] { return q_.size() < cap_; });
+    q_.push_back(m);
+    not_empty_.notify_one();
+  }
+  bool pop(Message& m) {
+    std::unique_lock lock(mu_);
+    not_empty_.wait(lock, [&] { return !q_.empty() || closed_; });
+    if (q_.empty()) return false;
+    m = q_.front();
+    q_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+  void close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    not_empty_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<Message> q_;
+  std::size_t cap_;
+  bool closed_ = false;
+};
+
+std::size_t random_size(std::mt19937& rng) {
+  unsigned r = rng() % 100;
+  if (r < 80) return 1 + rng() % 256;
+  if (r < 97) return 257 + rng() % 8000;
+  return 8193 + rng() % 200000;
+}
+
+TEST(StrataThreads, ProducersHandObjectsToConsumers) {
+  constexpr int kProducers = 3, kConsumers = 3;
+  const int per_producer = 60000 / kScale;
+  Queue queue(2000);
+  std::atomic<int> corrupted{0}, consumed{0};
+  std::size_t mapped_before = strata::malloc_detail::mapped_bytes();
+  std::vector<std::thread> producers, consumers;
+  for (int c = 0; c < kConsumers; ++c)
+    consumers.emplace_back([&] {
+      Message m;
+      while (queue.pop(m)) {
+        if (!intact(m)) corrupted.fetch_add(1);
+        strata_free(m.ptr);
+        consumed.fetch_add(1);
+      }
+    });
+  for (int p = 0; p < kProducers; ++p)
+    producers.emplace_back([&, p] {
+      std::mt19937 rng(static_cast<unsigned>(p + 1));
+      for (int i = 0; i < per_producer; ++i) {
+        std::size_t size = random_size(rng);
+        Message m{static_cast<unsigned char*>(strata_malloc(size)), size, static_cast<std::uint32_t>(rng())};
+        ASSERT_NE(m.ptr, nullptr);
+        stamp(m);
+        queue.push(m);
+      }
+    });
+  for (auto& t : producers) t.join();
+  queue.close();
+  for (auto& t : consumers) t.join();
+  EXPECT_EQ(corrupted.load(), 0);
+  EXPECT_EQ(consumed.load(), kProducers * per_producer);
+  // ~2000 objects in flight, mostly small: remote frees must be reused, or the
+  // producers' heaps would need far more than this (they allocate ~1 GB in all).
+  std::size_t grown = strata::malloc_detail::mapped_bytes() - mapped_before;
+  EXPECT_LT(grown, std::size_t{256} << 20) << "mapped " << grown << " bytes for ~2000 live objects";
+}
+
+TEST(StrataThreads, ObjectsOutliveTheirThreads) {
+  for (int wave = 0; wave < 10; ++wave) {
+    std::vector<std::vector<Message>> made(4);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        std::mt19937 rng(static_cast<unsigned>(wave * 10 + t));
+        for (int i = 0; i < 3000 / kScale; ++i) {
+          std::size_t size = random_size(rng);
+          Message m{static_cast<unsigned char*>(strata_malloc(size)), size, static_cast<std::uint32_t>(rng())};
+          ASSERT_NE(m.ptr, nullptr);
+          stamp(m);
+          made[t].push_back(m);
+        }
+        // free every other one locally before exiting
+        for (std::size_t i = 0; i < made[t].size(); i += 2) strata_free(made[t][i].ptr);
+      });
+    for (auto& t : threads) t.join();
+    // The threads are gone; their objects are freed here (remote frees into abandoned heaps).
+    for (auto& list : made)
+      for (std::size_t i = 1; i < list.size(); i += 2) {
+        ASSERT_TRUE(intact(list[i])) << "object of an exited thread changed";
+        strata_free(list[i].ptr);
+      }
+  }
+}
+
+TEST(StrataThreads, HeapsOfExitedThreadsAreReused) {
+  auto count_heaps = [] {
+    std::size_t n = 0;
+    for (auto* h = strata::malloc_detail::heap_registry_head(); h; h = h->next_heap) ++n;
+    return n;
+  };
+  std::thread([] { strata_free(strata_malloc(10)); }).join();
+  std::size_t before = count_heaps();
+  for (int i = 0; i < 50; ++i) {
+    std::thread a([] { strata_free(strata_malloc(100)); });
+    std::thread b([] { strata_free(strata_malloc(200)); });
+    a.join();
+    b.join();
+  }
+  EXPECT_LE(count_heaps(), before + 2) << "100 short-lived threads must not leave 100 heaps behind";
+}
+
+TEST(StrataThreads, AnExitedThreadsFreedMemoryIsReusedByTheNextThread) {
+  std::vector<void*> freed_by_first;
+  std::thread([&] {
+    std::vector<void*> mine;
+    for (int i = 0; i < 1000; ++i) mine.push_back(strata_malloc(48));
+    for (int i = 0; i < 1000; i += 2) {
+      freed_by_first.push_back(mine[i]);
+      strata_free(mine[i]);
+    }
+    for (int i = 1; i < 1000; i += 2) strata_free(mine[i]);
+  }).join();
+  bool reused = false;
+  std::thread([&] {
+    std::vector<void*> mine;
+    for (int i = 0; i < 1000; ++i) mine.push_back(strata_malloc(48));
+    for (void* p : mine)
+      for (void* q : freed_by_first) reused = reused || p == q;
+    for (void* p : mine) strata_free(p);
+  }).join();
+  EXPECT_TRUE(reused);
+}
+
+TEST(StrataThreads, ConcurrentMixedSizesIncludingLargeAndHuge) {
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(100 + t));
+      std::vector<Message> live;
+      for (int i = 0; i < 20000 / kScale; ++i) {
+        if (live.size() > 200 || (!live.empty() && rng() % 2)) {
+          std::size_t k = rng() % live.size();
+          if (!intact(live[k])) bad.fetch_add(1);
+          if (rng() % 4 == 0) {
+            std::size_t size = random_size(rng);
+            auto* q = static_cast<unsigned char*>(strata_realloc(live[k].ptr, size));
+            Message m{q, size, live[k].tag};
+            std::size_t keep = std::min<std::size_t>({size, live[k].size, 64});
+            for (std::size_t j = 0; j < keep; ++j)
+              if (q[j] != static_cast<unsigned char>(m.tag + j)) bad.fetch_add(1);
+            stamp(m);
+            live[k] = m;
+          } else {
+            strata_free(live[k].ptr);
+            live[k] = live.back();
+            live.pop_back();
+          }
+        } else {
+          std::size_t size = rng() % 50 == 0 ? (1u << 20) + rng() % (2u << 20) : random_size(rng);
+          Message m{static_cast<unsigned char*>(strata_malloc(size)), size, static_cast<std::uint32_t>(rng())};
+          stamp(m);
+          live.push_back(m);
+        }
+      }
+      for (auto& m : live) {
+        if (!intact(m)) bad.fetch_add(1);
+        strata_free(m.ptr);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+}  // namespace
