@@ -8,7 +8,8 @@
 #     byte-identical, and
 #   - the library really served the preloaded run: ld.so's binding log
 #     (LD_DEBUG=bindings) shows, in every process that looked up malloc, malloc
-#     and friends bound to LIBRARY and never to another object. A missing or
+#     and friends bound to LIBRARY (directly, or through the main program's
+#     canonical PLT entry, see check_bindings) and to no other malloc. A missing or
 #     unloadable LD_PRELOAD is only a warning from ld.so, so without this check
 #     the test would pass on glibc.
 set -Eeuo pipefail
