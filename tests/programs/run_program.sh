@@ -61,9 +61,9 @@ run_python3() {
 
 prepare_perl() {
   need perl perl
-  # 120k lines of pseudo-random words from a fixed LCG.
+  # 80k lines of pseudo-random words from a fixed LCG.
   perl -e 'my $x = 12345; my @syl = qw(ka lo mi nu pe ra si tu va xe zo an el in);
-           for my $l (1 .. 120000) { my @w;
+           for my $l (1 .. 80000) { my @w;
              for (1 .. 4 + $l % 9) { my $w = "";
                for (0 .. $x % 4) { $x = ($x * 1103515245 + 12345) % 2147483648; $w .= $syl[$x % @syl] }
                push @w, $w }
@@ -151,14 +151,14 @@ run_gcc() {
   "$WORK/sample-$MODE" >"$1/program-output"  # the compiled program itself on glibc
 }
 
-# Input for the compressors: 12 MiB, text with some incompressible noise, so
+# Input for the compressors: 9 MiB, text with some incompressible noise, so
 # xz -T2 splits it into several blocks that two threads compress at once.
 prepare_compressible() {
-  perl -e 'my $x = 7; for my $i (1 .. 200000) {
+  perl -e 'my $x = 7; for my $i (1 .. 120000) {
              $x = ($x * 1103515245 + 12345) % 2147483648;
              printf "%08d %s %x\n", $i, ("abcdefghij" x (1 + $i % 5)), $x }' >"$IN/data"
-  head -c 3000000 /dev/zero | tr '\0' 'z' >>"$IN/data"
-  perl -e 'srand(3); for (1 .. 2000) { print pack("C*", map { int rand 256 } 1 .. 1000) }' >>"$IN/data"
+  head -c 2000000 /dev/zero | tr '\0' 'z' >>"$IN/data"
+  perl -e 'srand(3); for (1 .. 1200) { print pack("C*", map { int rand 256 } 1 .. 1000) }' >>"$IN/data"
 }
 prepare_xz() { need xz xz-utils; prepare_compressible; }
 run_xz() {
