@@ -297,12 +297,14 @@ void deallocate(void* p) noexcept {
     auto* small = reinterpret_cast<SmallSegment*>(seg);
     Page* page = small->page_of(p);
     Heap* heap = tl_heap;
-    if (STRATA_LIKELY(small->heap == heap && heap != nullptr)) {
+    // A live segment always has an owner, so a thread without a heap (one
+    // that is exiting) never matches and takes the remote path.
+    if (STRATA_LIKELY(small->heap == heap)) {
       if (STRATA_LIKELY(page->flags == 0)) {
         auto* b = static_cast<FreeBlock*>(p);
         b->next = page->free;
         page->free = b;
-        if (STRATA_UNLIKELY(--page->used == 0) && page != heap->current[page->cls]) heap->page_emptied(page);
+        if (STRATA_UNLIKELY(--page->used == page->trigger) && page != heap->current[page->cls]) heap->on_trigger(page);
         return;
       }
       heap->free_local_slow(page, p);
@@ -367,7 +369,10 @@ void* reallocate(void* p, std::size_t size) noexcept {
       break;
     case SegmentKind::kHuge:
     default:
-      if (size > cfg::kLargeMax && huge_resize(p, size)) return p;
+      if (size > cfg::kLargeMax) {
+        if (huge_resize(p, size)) return p;
+        if (void* q = huge_move(p, size)) return q;
+      }
       have = huge_usable_size(p);
       break;
   }
@@ -474,9 +479,10 @@ void print_stats_to(int fd) noexcept {
     for (std::size_t cls = 0; cls < kClassCount; ++cls) {
       for (PageList* list : {&heap->queues[cls].available, &heap->queues[cls].full}) {
         for (Page* page = list->head; page; page = page->next) {
-          char* reached = page->bump > page->touched_end ? page->bump : page->touched_end;
+          std::size_t bumped = static_cast<std::size_t>(page->bump - page->start());
+          std::size_t reached = (bumped + cfg::kOsPageSize - 1) / cfg::kOsPageSize;
           totals[cls].blocks += 1;
-          totals[cls].os_pages += static_cast<std::size_t>(reached - page->start + cfg::kOsPageSize - 1) / cfg::kOsPageSize;
+          totals[cls].os_pages += reached > page->touched_pages ? reached : page->touched_pages;
           totals[cls].live += std::size_t{page->used} * page->block_size;
         }
       }

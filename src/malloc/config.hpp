@@ -36,6 +36,10 @@ inline constexpr std::size_t kExactMax = 512;
 inline constexpr std::size_t kClassesPerDoubling = 8;
 inline constexpr std::size_t kSmallMax = 8 * 1024;
 
+// A full page block goes back to the front of its class's available list
+// once this fraction of it has been freed (Vam: at the first free).
+inline constexpr std::size_t kUnfullFraction = 8;
+
 // ---- Large and huge objects -----------------------------------------------
 // Large objects (kSmallMax < size <= kLargeMax) are carved from shared
 // multi-page regions with a 16-byte boundary-tag header: segregated good-fit
@@ -53,13 +57,14 @@ inline constexpr std::size_t kLargeArenas = 4;
 inline constexpr std::size_t kRetainedEmptyPages = 8;
 // A large arena discards the pages inside its free chunks once this many bytes
 // of free chunks are dirty (not yet discarded).
-inline constexpr std::size_t kLargeDirtyLimit = 8 * 1024 * 1024;
-// Each large arena keeps this many completely free regions mapped.
-inline constexpr std::size_t kLargeSpareRegions = 1;
+inline constexpr std::size_t kLargeDirtyLimit = 16 * 1024 * 1024;
+// Each large arena keeps this many completely free regions mapped (their
+// pages discarded by the dirty limit like any free chunk).
+inline constexpr std::size_t kLargeSpareRegions = 2;
 // Freed huge mappings kept for reuse (bytes, in total), so that a program that
 // allocates and frees a big buffer in a loop does not mmap/munmap each time.
-inline constexpr std::size_t kHugeCacheBytes = 32 * 1024 * 1024;
-inline constexpr std::size_t kHugeCacheEntries = 8;
+inline constexpr std::size_t kHugeCacheBytes = 64 * 1024 * 1024;
+inline constexpr std::size_t kHugeCacheEntries = 16;
 
 // The OS page, for discarding (the real one is asked at run time; this is the
 // granularity we assume for rounding and never exceeds the real one on x86-64).

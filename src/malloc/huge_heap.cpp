@@ -30,23 +30,58 @@ std::atomic<std::size_t> g_live_bytes{0};
 
 std::size_t round_to_os_page(std::size_t n) noexcept { return (n + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1); }
 
-// A cached mapping of at least `bytes`, wasting at most a quarter of it.
+// The smallest cached mapping of at least `bytes`. What it has beyond `bytes`
+// is unmapped if that is more than three quarters of it (a bound on the
+// resident memory wasted; reusing a bigger mapping as it is saves the page
+// faults that trimming and growing again would cost).
 void* take_cached(std::size_t bytes, std::size_t& got) noexcept {
   void* found = nullptr;
   pthread_mutex_lock(&g_cache_lock);
-  for (std::size_t i = g_cache_count; i-- > 0;) {
-    std::size_t have = g_cache[i].bytes;
-    if (have >= bytes && have - bytes <= have / 4) {
-      found = g_cache[i].base;
-      got = have;
-      g_cache_bytes -= have;
-      for (std::size_t j = i + 1; j < g_cache_count; ++j) g_cache[j - 1] = g_cache[j];
-      --g_cache_count;
-      break;
-    }
+  std::size_t best = g_cache_count;
+  for (std::size_t i = 0; i < g_cache_count; ++i)
+    if (g_cache[i].bytes >= bytes && (best == g_cache_count || g_cache[i].bytes < g_cache[best].bytes)) best = i;
+  if (best < g_cache_count) {
+    found = g_cache[best].base;
+    got = g_cache[best].bytes;
+    g_cache_bytes -= got;
+    for (std::size_t j = best + 1; j < g_cache_count; ++j) g_cache[j - 1] = g_cache[j];
+    --g_cache_count;
   }
   pthread_mutex_unlock(&g_cache_lock);
+  if (found && got - bytes > got / 4 * 3) {
+    unmap(static_cast<char*>(found) + bytes, got - bytes);
+    got = bytes;
+  }
   return found;
+}
+
+// The largest cached mapping (all are smaller than `bytes` when this is
+// asked), its pages moved by the kernel to a new place of `bytes`: only the
+// difference is fresh memory that will fault in.
+void* take_cached_and_grow(std::size_t bytes) noexcept {
+  pthread_mutex_lock(&g_cache_lock);
+  if (g_cache_count == 0) {
+    pthread_mutex_unlock(&g_cache_lock);
+    return nullptr;
+  }
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < g_cache_count; ++i)
+    if (g_cache[i].bytes > g_cache[best].bytes) best = i;
+  CachedMapping m = g_cache[best];
+  g_cache_bytes -= m.bytes;
+  for (std::size_t j = best + 1; j < g_cache_count; ++j) g_cache[j - 1] = g_cache[j];
+  --g_cache_count;
+  pthread_mutex_unlock(&g_cache_lock);
+  if (grow_in_place(m.base, m.bytes, bytes)) return m.base;
+  void* target = map_aligned(bytes, cfg::kSegmentSize);
+  if (target && area_add(target) && move_pages(m.base, m.bytes, bytes, target)) {
+    area_remove(m.base);
+    return target;
+  }
+  if (target) unmap(target, bytes);
+  area_remove(m.base);
+  unmap(m.base, m.bytes);
+  return nullptr;
 }
 
 // Keep a freed mapping for reuse, evicting the oldest; unmap what does not fit.
@@ -88,7 +123,9 @@ void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
   std::size_t offset = giant_align ? cfg::kSegmentSize : (kHugeHeader + align - 1) & ~(align - 1);
   std::size_t bytes = round_to_os_page(offset + size);
   std::size_t got = bytes;
-  void* base = giant_align || offset != kHugeHeader ? nullptr : take_cached(bytes, got);
+  bool cacheable = !giant_align && offset == kHugeHeader;
+  void* base = cacheable ? take_cached(bytes, got) : nullptr;
+  if (!base && cacheable) base = take_cached_and_grow(bytes);
   *zeroed = base == nullptr;
   if (!base) {
     base = giant_align ? map_aligned(bytes, align, cfg::kSegmentSize) : map_aligned(bytes, cfg::kSegmentSize);
@@ -126,14 +163,43 @@ std::size_t huge_usable_size(const void* p) noexcept {
 
 bool huge_resize(void* p, std::size_t size) noexcept {
   SegmentHeader* header = header_of(p);
-  std::size_t usable = huge_usable_size(p);
-  if (size <= usable) return size >= usable / 2;  // shrinking a lot: let the caller move it
   std::size_t offset = static_cast<std::size_t>(static_cast<char*>(p) - static_cast<char*>(header->map_base));
   std::size_t bytes = round_to_os_page(offset + size);
+  if (bytes <= header->mapped_bytes) {
+    // Shrink: keep the tail (resident, ready to grow into again) unless more
+    // half of the mapping would be unused.
+    if (bytes < header->mapped_bytes / 2) {
+      unmap(static_cast<char*>(header->map_base) + bytes, header->mapped_bytes - bytes);
+      g_live_bytes.fetch_sub(header->mapped_bytes - bytes, std::memory_order_relaxed);
+      header->mapped_bytes = bytes;
+    }
+    return true;
+  }
   if (!grow_in_place(header->map_base, header->mapped_bytes, bytes)) return false;
   g_live_bytes.fetch_add(bytes - header->mapped_bytes, std::memory_order_relaxed);
   header->mapped_bytes = bytes;
   return true;
+}
+
+void* huge_move(void* p, std::size_t size) noexcept {
+  SegmentHeader* header = header_of(p);
+  void* old_base = header->map_base;
+  std::size_t old_bytes = header->mapped_bytes;
+  std::size_t offset = static_cast<std::size_t>(static_cast<char*>(p) - static_cast<char*>(old_base));
+  if (offset >= cfg::kSegmentSize || size > (std::size_t{1} << 46)) return nullptr;  // giant alignment: copy instead
+  std::size_t bytes = round_to_os_page(offset + size);
+  void* target = map_aligned(bytes, cfg::kSegmentSize);
+  if (!target) return nullptr;
+  if (!area_add(target) || !move_pages(old_base, old_bytes, bytes, target)) {
+    unmap(target, bytes);
+    return nullptr;
+  }
+  area_remove(old_base);
+  g_live_bytes.fetch_add(bytes - old_bytes, std::memory_order_relaxed);
+  auto* moved = static_cast<SegmentHeader*>(target);
+  moved->map_base = target;
+  moved->mapped_bytes = bytes;
+  return static_cast<char*>(target) + offset;
 }
 
 HugeStats huge_stats() noexcept {

@@ -14,7 +14,11 @@ namespace strata::malloc_detail {
 void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept;
 void huge_free(void* p) noexcept;
 std::size_t huge_usable_size(const void* p) noexcept;
-bool huge_resize(void* p, std::size_t size) noexcept;  // in place, or false
+// In place (shrinking unmaps the tail), or false.
+bool huge_resize(void* p, std::size_t size) noexcept;
+// Grow by moving the pages (mremap), not the bytes: a new aligned place, the
+// old pages moved there by the kernel, fresh pages behind. nullptr if it cannot.
+void* huge_move(void* p, std::size_t size) noexcept;
 
 struct HugeStats {
   std::size_t live_objects = 0;

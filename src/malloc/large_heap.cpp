@@ -96,6 +96,7 @@ class LargeArena {
   Chunk* bins_[kFirstLevel][kSecondLevel] = {};
   LargeRegion* regions_ = nullptr;
   std::size_t region_count_ = 0;
+  std::size_t empty_regions_ = 0;  // completely free regions kept mapped
   std::size_t dirty_bytes_ = 0;
   std::size_t free_bytes_ = 0;
   std::size_t live_objects_ = 0;
@@ -175,6 +176,7 @@ bool LargeArena::add_region() noexcept {
   sentinel->prev_size = kRegionPayload;
   sentinel->size_flags = kInUse;
   insert(c);
+  ++empty_regions_;
   return true;
 }
 
@@ -211,6 +213,7 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
     c = find(search);
   }
   remove(c);
+  if (c->size() == kRegionPayload) --empty_regions_;  // a spare region comes into use
   if (align > cfg::kMinAlign) {
     auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
     std::uintptr_t aligned = (payload + align - 1) & ~(align - 1);
@@ -253,7 +256,7 @@ void LargeArena::release(Chunk* c, LargeRegion* region) noexcept {
   }
   c->size_flags = size | kDirty;
   c->next()->prev_size = size;
-  if (size == kRegionPayload && region_count_ > cfg::kLargeSpareRegions) {
+  if (size == kRegionPayload && empty_regions_ >= cfg::kLargeSpareRegions) {
     if (region->prev) region->prev->next = region->next; else regions_ = region->next;
     if (region->next) region->next->prev = region->prev;
     --region_count_;
@@ -262,6 +265,7 @@ void LargeArena::release(Chunk* c, LargeRegion* region) noexcept {
     unmap(region, cfg::kSegmentSize);
     return;
   }
+  if (size == kRegionPayload) ++empty_regions_;  // kept as a spare
   insert(c);
   if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
   pthread_mutex_unlock(&lock);

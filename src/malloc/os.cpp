@@ -34,7 +34,33 @@ std::size_t area_index(const void* segment) noexcept {
 }
 }  // namespace
 
+// Where the next aligned mapping probably fits: just below the last one (the
+// kernel hands out addresses top-down), so that most mappings need neither
+// over-mapping nor trimming.
+std::atomic<std::uintptr_t> g_next_hint{0};
+
+void* map_at_hint(std::size_t bytes, std::size_t align) noexcept {
+  std::uintptr_t last = g_next_hint.load(std::memory_order_relaxed);
+  if (last < bytes + align) return nullptr;
+  std::uintptr_t want = (last - bytes) & ~(align - 1);
+  void* p = ::mmap(reinterpret_cast<void*>(want), bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (reinterpret_cast<std::uintptr_t>(p) != want) {  // a kernel that ignores the flag
+    ::munmap(p, bytes);
+    return nullptr;
+  }
+  return p;
+}
+
 void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
+  if (offset == 0) {
+    if (void* p = map_at_hint(bytes, align)) {
+      g_next_hint.store(reinterpret_cast<std::uintptr_t>(p), std::memory_order_relaxed);
+      g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      return p;
+    }
+  }
   // Over-map by align, then trim both ends: the kernel gives page alignment only.
   std::size_t span = bytes + align;
   if (span < bytes) {
@@ -48,8 +74,16 @@ void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noex
   if (start > base) platform::unmap_pages(raw, start - base);
   std::uintptr_t tail = start + bytes;
   if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
+  if (offset == 0) g_next_hint.store(start, std::memory_order_relaxed);
   g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(start);
+}
+
+bool move_pages(void* from, std::size_t old_bytes, std::size_t new_bytes, void* to) noexcept {
+  void* p = ::mremap(from, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  if (p == MAP_FAILED) return false;
+  g_mapped_bytes.fetch_sub(old_bytes, std::memory_order_relaxed);  // `to` was counted by map_aligned
+  return true;
 }
 
 bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept {

@@ -15,6 +15,9 @@ namespace cfg = strata::malloc_config;
 // start + offset is aligned to `align` (a power of two >= kSegmentSize; offset a
 // multiple of kSegmentSize), or nullptr with errno ENOMEM.
 void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset = 0) noexcept;
+// Move the pages of [from, from+old_bytes) to `to` (a mapping of new_bytes >=
+// old_bytes made by map_aligned), keeping their contents; false if it cannot.
+bool move_pages(void* from, std::size_t old_bytes, std::size_t new_bytes, void* to) noexcept;
 // Grow a mapping in place (never moves it); false if the kernel cannot.
 bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept;
 void unmap(void* ptr, std::size_t bytes) noexcept;

@@ -48,38 +48,62 @@ struct FreeBlock {
 
 // Page flags: any of them makes the owner's free take the slow path.
 enum PageFlag : std::uint8_t {
-  kPageFull = 1,      // on its class's full list
-  kPageInterior = 2,  // holds aligned objects whose pointers are not the object start
+  kPageInterior = 1,  // holds aligned objects whose pointers are not the object start
 };
 
 enum class PageState : std::uint8_t { kUnused, kInClass, kEmptyRetained };
 
-// A page block's descriptor (Vam's page descriptor table entry).
-struct Page {
+// Where the page descriptors start inside a segment header (checked below).
+inline constexpr std::size_t kPageDescriptorsOffset = 64;
+
+// A page block's descriptor (Vam's page descriptor table entry): one cache
+// line, so that free() finds it with a shift and touches one line.
+struct alignas(64) Page {
   // ---- the owner thread only: the fast paths touch these ----
   char* bump;          // next fresh object
   char* bump_end;      // end of the objects area
   FreeBlock* free;     // objects freed back to this block, reused after fresh memory runs out
   std::uint32_t used;  // objects handed out and not yet back on `free`
-  std::uint32_t block_size;
+  // The value of `used` at which the owner's free must act: 0 on the available
+  // list (the block emptied), capacity - capacity/8 on the full list (enough
+  // came back to move the block to the front). One compare on the fast path.
+  std::uint32_t trigger;
+  std::uint16_t block_size;
   std::uint8_t cls;
   std::uint8_t flags;  // PageFlag bits
+  bool full;           // on the class's full list (owner's view; in_full is the published copy)
   PageState state;
+  std::uint8_t touched_pages;  // OS pages the bump pointer ever reached: what discarding must cover
+  // ---- shared with freeing threads ----
+  std::atomic<bool> in_full{false};  // published `full`, read by freeing threads
   Page* prev;  // in the class's available/full list, or the empty-page cache
   Page* next;
-  char* start;
-  char* touched_end;  // high-water mark of bump: what discarding must cover
-  // ---- shared with freeing threads ----
   std::atomic<FreeBlock*> remote{nullptr};  // freed by other threads; the owner takes the whole list
-  std::atomic<bool> in_full{false};         // published kPageFull, read by freeing threads
 
-  std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>((bump_end - start) / block_size); }
+  // The block's memory, from the descriptor's place in the segment header.
+  char* start() const noexcept {
+    auto self = reinterpret_cast<std::uintptr_t>(this);
+    std::uintptr_t segment = self & ~(cfg::kSegmentSize - 1);
+    std::size_t index = (self - segment - kPageDescriptorsOffset) / sizeof(Page);
+    return reinterpret_cast<char*>(segment + index * cfg::kPageSize);
+  }
+  std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>((bump_end - start()) / block_size); }
   // The start of the object containing p (p may be an interior aligned pointer).
   char* object_start(const void* p) const noexcept {
-    auto offset = static_cast<std::size_t>(static_cast<const char*>(p) - start);
-    return start + offset / block_size * block_size;
+    char* base = start();
+    auto offset = static_cast<std::size_t>(static_cast<const char*>(p) - base);
+    return base + offset / block_size * block_size;
+  }
+  // Remember how far the bump pointer got (before the block is reset).
+  void note_touched() noexcept {
+    auto reached = static_cast<std::size_t>(bump - start());
+    auto pages = static_cast<std::uint8_t>((reached + cfg::kOsPageSize - 1) / cfg::kOsPageSize);
+    if (pages > touched_pages) touched_pages = pages;
   }
 };
+static_assert(sizeof(Page) == 64);
+static_assert(cfg::kPageSize / cfg::kOsPageSize <= 255, "touched_pages fits a byte");
+static_assert(cfg::kSmallMax <= 65535, "block_size fits 16 bits");
 
 struct SmallSegment {
   SegmentHeader header;
@@ -87,7 +111,7 @@ struct SmallSegment {
   SmallSegment* prev;
   SmallSegment* next;
   std::uint64_t free_pages;  // bit i: page i is not in use (bit 0, the header, never is)
-  Page pages[cfg::kPagesPerSegment];
+  alignas(64) Page pages[cfg::kPagesPerSegment];
 
   static constexpr std::uint64_t kAllPagesFree =
       (cfg::kPagesPerSegment == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << cfg::kPagesPerSegment) - 1)) &
@@ -100,5 +124,6 @@ struct SmallSegment {
 };
 
 static_assert(sizeof(SmallSegment) <= cfg::kPageSize, "the header fits in page 0");
+static_assert(offsetof(SmallSegment, pages) == kPageDescriptorsOffset);
 
 }  // namespace strata::malloc_detail

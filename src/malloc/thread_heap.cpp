@@ -55,7 +55,7 @@ std::size_t page_index(const Page* page, const SmallSegment* seg) noexcept {
 }
 
 SmallSegment* segment_of_page(const Page* page) noexcept {
-  return reinterpret_cast<SmallSegment*>(segment_base(page->start));
+  return reinterpret_cast<SmallSegment*>(reinterpret_cast<std::uintptr_t>(page) & ~(cfg::kSegmentSize - 1));
 }
 
 // Segment list helpers: segments with unused pages are kept at the front.
@@ -98,8 +98,7 @@ SmallSegment* map_small_segment() noexcept {
   seg->free_pages = SmallSegment::kAllPagesFree;
   for (std::size_t i = 0; i < cfg::kPagesPerSegment; ++i) {
     Page& page = seg->pages[i];
-    page.start = static_cast<char*>(mem) + i * cfg::kPageSize;
-    page.touched_end = page.start;
+    page.touched_pages = 0;
     page.state = PageState::kUnused;
   }
   return seg;
@@ -149,7 +148,9 @@ void Heap::sync_current(std::size_t cls) noexcept {
 void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
   q.available.remove(page);
-  page->flags |= kPageFull;
+  page->full = true;
+  std::uint32_t capacity = page->capacity();
+  page->trigger = capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1);
   q.full.push_front(page);
   // Publish "full" before looking at the remote list one last time; a freeing
   // thread pushes before it reads in_full (both seq_cst), so at least one of
@@ -157,7 +158,7 @@ void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
   page->in_full.store(true, std::memory_order_seq_cst);
   if (page->remote.load(std::memory_order_seq_cst) != nullptr) {
     collect_remote(page);
-    move_to_front(page);
+    if (page->used <= page->trigger) move_to_front(page);
   }
   sync_current(cls);
 }
@@ -165,7 +166,8 @@ void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
 void Heap::move_to_front(Page* page) noexcept {
   ClassQueue& q = queues[page->cls];
   q.full.remove(page);
-  page->flags &= static_cast<std::uint8_t>(~kPageFull);
+  page->full = false;
+  page->trigger = 0;
   page->in_full.store(false, std::memory_order_relaxed);
   push_available(page->cls, page);
 }
@@ -186,7 +188,7 @@ Page* Heap::refill(std::size_t cls) noexcept {
       q.full_has_remote.exchange(false, std::memory_order_acq_rel)) {
     for (Page* page = q.full.head; page;) {
       Page* next = page->next;
-      if (collect_remote(page)) {
+      if (collect_remote(page) && page->used <= page->trigger) {
         move_to_front(page);
         if (page->used == 0 && page != q.available.head) retire(page);
       }
@@ -217,13 +219,15 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
     page = &seg->pages[i];
   }
   std::uint32_t size = kClassSize[cls];
-  page->block_size = size;
+  page->block_size = static_cast<std::uint16_t>(size);
   page->cls = static_cast<std::uint8_t>(cls);
-  page->bump = page->start;
-  page->bump_end = page->start + cfg::kPageSize / size * size;
+  page->bump = page->start();
+  page->bump_end = page->bump + cfg::kPageSize / size * size;
   page->free = nullptr;
   page->used = 0;
+  page->trigger = 0;
   page->flags = 0;
+  page->full = false;
   page->state = PageState::kInClass;
   page->prev = page->next = nullptr;
   page->in_full.store(false, std::memory_order_relaxed);
@@ -248,9 +252,18 @@ void Heap::free_local_slow(Page* page, void* p) noexcept {
   auto* b = static_cast<FreeBlock*>((page->flags & kPageInterior) ? page->object_start(p) : p);
   b->next = page->free;
   page->free = b;
-  --page->used;
-  if (page->flags & kPageFull) move_to_front(page);  // Vam §3.5: a block with a free goes to the front
-  if (page->used == 0) page_emptied(page);
+  if (--page->used == page->trigger) on_trigger(page);
+}
+
+void Heap::on_trigger(Page* page) noexcept {
+  // Vam §3.5: a full block that gets frees goes to the front of the available
+  // list. Vam moves it at the first free; waiting for 1/kUnfullFraction of it
+  // keeps a churn of single frees from moving blocks back and forth.
+  if (page->full) {
+    move_to_front(page);
+    if (page->used != 0) return;
+  }
+  page_emptied(page);
 }
 
 void Heap::page_emptied(Page* page) noexcept {
@@ -263,7 +276,7 @@ void Heap::page_emptied(Page* page) noexcept {
 void Heap::retire(Page* page) noexcept {
   queues[page->cls].available.remove(page);
   sync_current(page->cls);
-  if (page->bump > page->touched_end) page->touched_end = page->bump;
+  page->note_touched();
   page->state = PageState::kEmptyRetained;
   page->flags = 0;
   empty_pages.push_front(page);
@@ -276,8 +289,8 @@ void Heap::retire(Page* page) noexcept {
 
 // Discard a retired block's memory and give the block back to its segment.
 void Heap::release_page(Page* page) noexcept {
-  discard(page->start, static_cast<std::size_t>(page->touched_end - page->start));
-  page->touched_end = page->start;
+  discard(page->start(), page->touched_pages * cfg::kOsPageSize);
+  page->touched_pages = 0;
   page->state = PageState::kUnused;
   SmallSegment* seg = segment_of_page(page);
   seg->free_pages |= std::uint64_t{1} << page_index(page, seg);

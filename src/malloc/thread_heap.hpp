@@ -78,8 +78,10 @@ struct Heap {
   // The slow path of a small malloc: refill from collected frees, the full
   // list, a retained empty block, a segment, or a fresh segment. nullptr + ENOMEM.
   void* malloc_small(std::size_t cls) noexcept;
-  // The owner's free when the fast path cannot take it (flags set or block emptied).
+  // The owner's free when the fast path cannot take it (page flags set).
   void free_local_slow(Page* page, void* p) noexcept;
+  // The owner's free brought `used` to page->trigger.
+  void on_trigger(Page* page) noexcept;
   // A block on the available list whose last object came back.
   void page_emptied(Page* page) noexcept;
   // Hand everything that can go back (thread exit).

@@ -37,14 +37,27 @@ STRATA_EXPORT void free_aligned_sized(void* ptr, size_t, size_t) noexcept { sm::
 }  // extern "C"
 
 // ---- C++ ---------------------------------------------------------------------------
-// Throwing forms: the new-handler loop of [new.delete.single], then bad_alloc.
-// Exceptions live only on this failure path.
+// libstrata.so does not depend on the C++ runtime, so that a C program under
+// LD_PRELOAD does not load libstdc++ (about a megabyte of RSS, and start-up
+// time). The two runtime functions the failure path of operator new needs are
+// weak references: in a C++ program they resolve to libstdc++; in a C program
+// nothing calls operator new. This file is compiled without exceptions.
+namespace std {
+new_handler get_new_handler() noexcept __attribute__((weak));
+[[noreturn]] void __throw_bad_alloc() __attribute__((weak));
+}  // namespace std
+
+// Throwing forms: the new-handler loop of [new.delete.single], then bad_alloc
+// (thrown by libstdc++'s own std::__throw_bad_alloc).
 namespace {
 
 [[gnu::noinline]] void* new_failed(std::size_t size, std::size_t align) {
   for (;;) {
-    std::new_handler handler = std::get_new_handler();
-    if (!handler) throw std::bad_alloc();
+    std::new_handler handler = std::get_new_handler ? std::get_new_handler() : nullptr;
+    if (!handler) {
+      if (std::__throw_bad_alloc) std::__throw_bad_alloc();
+      __builtin_trap();  // unreachable: a C++ program has libstdc++
+    }
     handler();
     void* p = align ? sm::allocate_aligned(align, size) : sm::allocate(size);
     if (p) return p;
@@ -61,24 +74,28 @@ void* new_aligned_or_throw(std::size_t size, std::align_val_t align) {
   return __builtin_expect(p != nullptr, 1) ? p : new_failed(size, static_cast<std::size_t>(align));
 }
 
+// Nothrow forms: the same loop, null when there is no handler. (One
+// deviation: libstdc++ catches a bad_alloc thrown by the handler and returns
+// null; libstrata has no exception runtime of its own, so such a throw ends in
+// std::terminate.)
+void* retry_or_null(std::size_t size, std::size_t align) noexcept {
+  for (;;) {
+    std::new_handler handler = std::get_new_handler ? std::get_new_handler() : nullptr;
+    if (!handler) return nullptr;
+    handler();
+    void* p = align ? sm::allocate_aligned(align, size) : sm::allocate(size);
+    if (p) return p;
+  }
+}
+
 void* new_or_null(std::size_t size) noexcept {
   void* p = sm::allocate(size);
-  if (__builtin_expect(p != nullptr, 1)) return p;
-  try {
-    return new_failed(size, 0);
-  } catch (...) {
-    return nullptr;
-  }
+  return __builtin_expect(p != nullptr, 1) ? p : retry_or_null(size, 0);
 }
 
 void* new_aligned_or_null(std::size_t size, std::align_val_t align) noexcept {
   void* p = sm::allocate_aligned(static_cast<std::size_t>(align), size);
-  if (__builtin_expect(p != nullptr, 1)) return p;
-  try {
-    return new_failed(size, static_cast<std::size_t>(align));
-  } catch (...) {
-    return nullptr;
-  }
+  return __builtin_expect(p != nullptr, 1) ? p : retry_or_null(size, static_cast<std::size_t>(align));
 }
 
 }  // namespace
