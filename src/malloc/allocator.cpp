@@ -93,8 +93,8 @@ struct Setting {
   std::atomic<bool>* atomic_flag;
 };
 
-// Variables of other parts of strata; libstrata leaves them alone.
-constexpr const char* kForeignVariables[] = {"STRATA_LONG_TESTS", "STRATA_BUILD_DIR"};
+// The other parts of strata name their variables with these prefixes (the lab,
+// the reaps, the benchmarks, the test suite); libstrata leaves them alone.
 constexpr const char* kForeignPrefixes[] = {"STRATA_LAB_", "STRATA_REAP_", "STRATA_BENCH_", "STRATA_TEST_"};
 
 bool starts_with(const char* s, const char* prefix) noexcept {
@@ -131,7 +131,6 @@ void read_environment() noexcept {
       if (s.flag) *s.flag = on;
       if (s.atomic_flag) s.atomic_flag->store(on, std::memory_order_relaxed);
     }
-    for (const char* name : kForeignVariables) known = known || entry_is(entry, name, &value);
     for (const char* prefix : kForeignPrefixes) known = known || starts_with(entry, prefix);
     if (!known) {
       Report r;
@@ -187,6 +186,7 @@ __attribute__((destructor)) void report_at_exit() {
 Heap* thread_heap() noexcept {
   if (Heap* heap = tl_heap) return heap;
   ensure_initialized();
+  if (Heap* heap = tl_heap) return heap;  // initialization allocated, and claimed one
   Heap* heap = heap_claim();
   if (!heap) {
     errno = ENOMEM;

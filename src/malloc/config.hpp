@@ -39,13 +39,15 @@ inline constexpr std::size_t kSmallMax = 8 * 1024;
 // A full page block goes back to the front of its class's available list
 // once this fraction of it has been freed (Vam: at the first free).
 inline constexpr std::size_t kUnfullFraction = 8;
+// Full blocks a refill examines for remote frees at most (round robin).
+inline constexpr std::size_t kFullScanBudget = 32;
 
 // ---- Large and huge objects -----------------------------------------------
 // Large objects (kSmallMax < size <= kLargeMax) are carved from shared
 // multi-page regions with a 16-byte boundary-tag header: segregated good-fit
 // bins ~12.5% apart, splitting, immediate coalescing (Vam §3.1, Large Objects).
 // Huge objects (> kLargeMax) are mapped straight from the OS.
-inline constexpr std::size_t kLargeMax = 1024 * 1024;
+inline constexpr std::size_t kLargeMax = 2 * 1024 * 1024;
 // Number of independently locked large-object arenas; a thread uses arena
 // (thread heap number % kLargeArenas).
 inline constexpr std::size_t kLargeArenas = 4;

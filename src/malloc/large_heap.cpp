@@ -81,6 +81,12 @@ class LargeArena {
     s.live_objects += live_objects_;
     s.live_bytes += live_bytes_;
     s.free_bytes += free_bytes_;
+    if (first_map_) {  // the biggest chunk is in the highest non-empty bin
+      unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(first_map_));
+      unsigned sl = 31u - static_cast<unsigned>(__builtin_clz(second_map_[fl]));
+      for (Chunk* c = bins_[fl][sl]; c; c = c->next_free)
+        if (c->size() > s.largest_free) s.largest_free = c->size();
+    }
   }
 
  private:

@@ -40,6 +40,7 @@ struct LargeStats {
   std::size_t live_objects = 0;
   std::size_t live_bytes = 0;
   std::size_t free_bytes = 0;
+  std::size_t largest_free = 0;  // the biggest free chunk
 };
 LargeStats large_stats() noexcept;
 

@@ -185,14 +185,22 @@ void Heap::push_available(std::size_t cls, Page* page) noexcept {
 Page* Heap::refill(std::size_t cls) noexcept {
   ClassQueue& q = queues[cls];
   if (q.full_has_remote.load(std::memory_order_relaxed) &&
-      q.full_has_remote.exchange(false, std::memory_order_acq_rel)) {
-    for (Page* page = q.full.head; page;) {
-      Page* next = page->next;
+      q.full_has_remote.exchange(false, std::memory_order_acq_rel))
+    q.scan_left = q.full.count;  // look at every full block once more
+  if (q.scan_left > 0) {
+    // Round robin over the full list: a block without enough remote frees
+    // goes to the back, so the next refill continues with the unseen ones.
+    std::size_t budget = cfg::kFullScanBudget;
+    while (q.scan_left > 0 && budget-- > 0 && q.full.head) {
+      Page* page = q.full.head;
+      --q.scan_left;
       if (collect_remote(page) && page->used <= page->trigger) {
         move_to_front(page);
         if (page->used == 0 && page != q.available.head) retire(page);
+      } else {
+        q.full.remove(page);
+        q.full.push_back(page);
       }
-      page = next;
     }
     if (q.available.head) return q.available.head;
   }

@@ -12,7 +12,8 @@
 // block's atomic `remote` list (one CAS, no lock); the owner collects those
 // lists when it runs out of space. If the block sits on the full list, the
 // freeing thread also raises the class's `full_has_remote` flag, so the owner
-// knows to look there before it takes a fresh block.
+// knows to look there before it takes a fresh block (kFullScanBudget blocks per
+// refill at most, round robin, so a long full list never makes a refill slow).
 //
 // Empty blocks (Vam §3.6) stay with the heap, still resident, in an LRU cache
 // of kRetainedEmptyPages; beyond that the oldest is discarded with madvise and
@@ -45,6 +46,13 @@ struct PageList {
     head = p;
     ++count;
   }
+  void push_back(Page* p) noexcept {
+    p->next = nullptr;
+    p->prev = tail;
+    if (tail) tail->next = p; else head = p;
+    tail = p;
+    ++count;
+  }
   void remove(Page* p) noexcept {
     if (p->prev) p->prev->next = p->next; else head = p->next;
     if (p->next) p->next->prev = p->prev; else tail = p->prev;
@@ -57,6 +65,7 @@ struct ClassQueue {
   PageList available;
   PageList full;
   std::atomic<bool> full_has_remote{false};  // a block on `full` got a remote free
+  std::size_t scan_left = 0;  // full blocks still to look at since the last flag
 };
 
 // The page every empty class slot points at: no fresh memory, no free list, so

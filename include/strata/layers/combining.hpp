@@ -1,3 +1,4 @@
-// combining layers (see include/strata/layers/combining/).
+// Combining heaps: several heaps behind one interface.
 #pragma once
 #include "strata/layers/heap.hpp"
+#include "strata/layers/combining/strict_seg_heap.hpp"

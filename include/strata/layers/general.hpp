@@ -1,3 +1,4 @@
-// general layers (see include/strata/layers/general/).
+// General-purpose heaps: complete allocators composed from the layers.
 #pragma once
 #include "strata/layers/heap.hpp"
+#include "strata/layers/general/kingsley_heap.hpp"

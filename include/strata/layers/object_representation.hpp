@@ -1,3 +1,4 @@
-// object_representation layers (see include/strata/layers/object_representation/).
+// Object representation: what a heap records about each object.
 #pragma once
 #include "strata/layers/heap.hpp"
+#include "strata/layers/object_representation/size_heap.hpp"

@@ -1,0 +1,55 @@
+// FreelistHeap — caches freed objects on a LIFO list threaded through the objects
+// themselves (the first word of a freed object holds the next pointer).
+//
+// malloc pops the most recently freed object if there is one, else asks Super.
+// The paper's semantics: meant for ONE object size. It does not look at sizes, so
+// a list fed objects of mixed sizes hands any of them back for any request — put it
+// under a size-segregating layer (StrictSegHeap) or use it for one class only.
+// Requests smaller than a pointer are rounded up to one (the link must fit).
+// free(nullptr) is a no-op. The destructor returns every cached object to Super.
+#pragma once
+#include <cstddef>
+
+#include "strata/layers/heap.hpp"
+
+namespace strata::layers {
+
+template <Heap Super>
+class FreelistHeap : public Super {
+ public:
+  FreelistHeap() = default;
+  FreelistHeap(const FreelistHeap&) = delete;
+  FreelistHeap& operator=(const FreelistHeap&) = delete;
+  ~FreelistHeap() { clear(); }
+
+  void* malloc(std::size_t size) {
+    if (FreeObject* object = head_) {
+      head_ = object->next;
+      return object;
+    }
+    return Super::malloc(size < sizeof(FreeObject) ? sizeof(FreeObject) : size);
+  }
+
+  void free(void* ptr) {
+    if (ptr == nullptr) return;
+    auto* object = static_cast<FreeObject*>(ptr);
+    object->next = head_;
+    head_ = object;
+  }
+
+  // Give every cached object back to Super.
+  void clear() {
+    while (FreeObject* object = head_) {
+      head_ = object->next;
+      Super::free(object);
+    }
+  }
+
+ private:
+  struct FreeObject {
+    FreeObject* next;
+  };
+  FreeObject* head_ = nullptr;
+};
+
+}  // namespace strata::layers
