@@ -1,0 +1,193 @@
+/* Shared pieces of the malloc benchmarks: clock, RNG, options, object tags,
+ * bookkeeping memory, the self-check of which malloc is in effect, and the
+ * one-line report the driver (bench/malloc/run) parses.
+ *
+ * The benchmarks call plain malloc/free/realloc: the allocator under test is
+ * chosen by LD_PRELOAD. Their own bookkeeping (slot arrays) comes from mmap so
+ * it never goes through the allocator being measured. */
+#pragma once
+/* Built with _GNU_SOURCE (for dladdr), set by CMake before any system header. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- failure ---------------------------------------------------------- */
+
+static void bench_fail(const char *what, const void *where) {
+  fprintf(stderr, "bench: FAILED: %s (object %p)\n", what, where);
+  exit(1);
+}
+
+/* ---- clock ------------------------------------------------------------ */
+
+static double bench_now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- RNG: splitmix64, deterministic per seed and independent of libc --- */
+
+typedef struct {
+  uint64_t state;
+} bench_rng;
+
+static inline uint64_t bench_next(bench_rng *r) {
+  uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]; the modulo bias is irrelevant here. */
+static inline uint64_t bench_range(bench_rng *r, uint64_t lo, uint64_t hi) {
+  return lo + bench_next(r) % (hi - lo + 1);
+}
+
+/* ---- options: "--name value" pairs, plus the flag "--verify" ----------- */
+
+typedef struct {
+  const char *name;
+  uint64_t value;
+  const char *help;
+} bench_option;
+
+typedef struct {
+  int verify_full;         /* --verify: check every byte of each object, not only its ends */
+  const char *expect_lib;  /* --expect-malloc-from S: fail unless malloc comes from a file containing S */
+} bench_flags;
+
+static void bench_usage(const char *prog, const bench_option *opts, size_t n) {
+  fprintf(stderr, "usage: %s [--verify] [--expect-malloc-from SUBSTRING]", prog);
+  for (size_t i = 0; i < n; i++) fprintf(stderr, " [--%s N]", opts[i].name);
+  fprintf(stderr, "\n");
+  for (size_t i = 0; i < n; i++)
+    fprintf(stderr, "  --%-8s %s (default %" PRIu64 ")\n", opts[i].name, opts[i].help, opts[i].value);
+  exit(2);
+}
+
+static bench_flags bench_parse(int argc, char **argv, bench_option *opts, size_t n) {
+  bench_flags flags = {0, NULL};
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--verify") == 0) {
+      flags.verify_full = 1;
+      continue;
+    }
+    if (strcmp(arg, "--expect-malloc-from") == 0 && i + 1 < argc) {
+      flags.expect_lib = argv[++i];
+      continue;
+    }
+    size_t k = 0;
+    while (k < n && !(strncmp(arg, "--", 2) == 0 && strcmp(arg + 2, opts[k].name) == 0)) k++;
+    if (k == n || i + 1 >= argc) {
+      fprintf(stderr, "%s: unknown or incomplete option '%s'\n", argv[0], arg);
+      bench_usage(argv[0], opts, n);
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(argv[++i], &end, 10);
+    if (errno != 0 || end == argv[i] || *end != '\0') {
+      fprintf(stderr, "%s: --%s wants a non-negative integer, got '%s'\n", argv[0], opts[k].name, argv[i]);
+      exit(2);
+    }
+    opts[k].value = (uint64_t)v;
+  }
+  return flags;
+}
+
+/* ---- which malloc is in effect ---------------------------------------- */
+
+/* The file that defines the malloc this process calls: libc.so.6 without a
+ * preload, the preloaded library with one. A missing or broken LD_PRELOAD is
+ * only a warning from ld.so, so the driver and the smoke tests check this. */
+static const char *bench_malloc_origin(void) {
+  Dl_info info;
+  void *(*volatile fn)(size_t) = malloc;
+  if (dladdr((void *)fn, &info) == 0 || info.dli_fname == NULL) return "unknown";
+  return info.dli_fname;
+}
+
+static void bench_check_origin(const bench_flags *flags) {
+  if (flags->expect_lib == NULL) return;
+  const char *origin = bench_malloc_origin();
+  if (strstr(origin, flags->expect_lib) == NULL) {
+    fprintf(stderr, "bench: FAILED: malloc comes from '%s', expected '%s'\n", origin, flags->expect_lib);
+    exit(1);
+  }
+}
+
+/* ---- memory figures ---------------------------------------------------- */
+
+/* Resident set size now, from /proc/self/statm (0 if unreadable). */
+static uint64_t bench_rss_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long long size = 0, resident = 0;
+  if (f == NULL) return 0;
+  if (fscanf(f, "%llu %llu", &size, &resident) != 2) resident = 0;
+  fclose(f);
+  return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Peak resident set size of this process (VmHWM), 0 if unreadable. Unlike
+ * the parent's wait4/ru_maxrss, it does not include the RSS of the process
+ * that forked us (Linux carries that over exec into ru_maxrss). */
+static uint64_t bench_peak_rss_bytes(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  unsigned long long kib = 0;
+  if (f == NULL) return 0;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (sscanf(line, "VmHWM: %llu kB", &kib) == 1) break;
+  fclose(f);
+  return (uint64_t)kib * 1024;
+}
+
+/* Zeroed, touched bookkeeping memory straight from the kernel. */
+static void *bench_map(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) bench_fail("mmap of bookkeeping memory", NULL);
+  memset(p, 0, bytes); /* resident before the clock starts and in rss_start */
+  return p;
+}
+
+/* ---- object tags ------------------------------------------------------- */
+
+/* Every object starts with a 64-bit tag: sequence number above, requested
+ * size in the low 24 bits, so a corrupted or swapped object is caught. Its
+ * other bytes are filled with the tag's low byte mixed with the sequence. */
+#define BENCH_SIZE_BITS 24
+static inline uint64_t bench_tag(uint64_t seq, size_t size) {
+  return (seq << BENCH_SIZE_BITS) | (uint64_t)size;
+}
+static inline size_t bench_tag_size(uint64_t tag) {
+  return (size_t)(tag & ((1ull << BENCH_SIZE_BITS) - 1));
+}
+static inline unsigned char bench_fill_byte(uint64_t tag) {
+  return (unsigned char)((tag >> BENCH_SIZE_BITS) * 131u + 7u);
+}
+
+/* ---- the report ---------------------------------------------------------- */
+
+typedef struct {
+  const char *workload;
+  uint64_t ops;
+  double elapsed_s;
+  uint64_t peak_live_bytes;
+  uint64_t rss_start_bytes;
+  uint64_t checksum;
+} bench_report;
+
+static void bench_print(const bench_report *r) {
+  printf("workload=%s ops=%" PRIu64 " elapsed_s=%.6f peak_live_bytes=%" PRIu64 " rss_start_bytes=%" PRIu64
+         " rss_peak_bytes=%" PRIu64 " checksum=%016" PRIx64 " malloc_from=%s\n",
+         r->workload, r->ops, r->elapsed_s, r->peak_live_bytes, r->rss_start_bytes, bench_peak_rss_bytes(),
+         r->checksum, bench_malloc_origin());
+}
