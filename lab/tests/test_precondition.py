@@ -25,7 +25,7 @@ def expected_kept(multiplier, occupancy):
     return n, n - round(n * (1 - occupancy))
 
 
-@pytest.mark.parametrize("allocator", ["glibc", "jemalloc"])
+@pytest.mark.parametrize("allocator", ["glibc", "jemalloc", "strata"])
 @pytest.mark.parametrize("multiplier,occupancy", [(1, 0.33), (3, 0.66), (10, 0.8), (0.5, 0.0)])
 def test_profiler_after_preconditioner_sees_exactly_the_kept_objects(tmp_path, profile_file, allocator,
                                                                      multiplier, occupancy):

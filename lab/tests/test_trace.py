@@ -65,7 +65,7 @@ def test_replay_on_the_recorded_threads_reaches_the_same_peaks(tmp_path, allocat
 
 
 @pytest.mark.parametrize("mode", ["threads", "realloc", "aligned", "large", "basic"])
-@pytest.mark.parametrize("allocator", ["glibc", "jemalloc"])
+@pytest.mark.parametrize("allocator", ["glibc", "jemalloc", "strata"])
 def test_every_pattern_replays_exactly(tmp_path, mode, allocator):
     trace = tmp_path / f"{mode}.trace"
     lab_ok("trace", "record", "-o", trace, "--alloc", allocator, "--", PATTERNS, mode)
