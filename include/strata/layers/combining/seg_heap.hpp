@@ -18,6 +18,8 @@
 // empty bins a word at a time. remove(ptr) takes a free object out of its bin
 // (when LittleHeap can), for CoalesceHeap.
 //
+// clear() and the destructor hand binned objects back to BigHeap.
+//
 // Limits: objects in a bin are not sorted by size; little and big heaps must share
 // one object representation (getSize comes from BigHeap). free(nullptr) is a no-op.
 #pragma once
@@ -36,6 +38,11 @@ class SegHeap : public BigHeap {
   static_assert(NumBins > 0, "SegHeap needs at least one bin");
 
  public:
+  SegHeap() = default;
+  SegHeap(const SegHeap&) = delete;
+  SegHeap& operator=(const SegHeap&) = delete;
+  ~SegHeap() { clear(); }
+
   void* malloc(std::size_t size) {
     const std::size_t first = SizeClass(size);
     for (std::size_t bin = next_marked(first); bin < NumBins; bin = next_marked(bin + 1)) {
@@ -61,6 +68,15 @@ class SegHeap : public BigHeap {
     requires requires(LittleHeap little, void* p) { little.remove(p); }
   {
     little_[bin_of(BigHeap::getSize(ptr))].remove(ptr);
+  }
+
+  // Hand every binned object back to BigHeap, where it came from (bins only
+  // ever hold objects that were freed here).
+  void clear() {
+    for (std::size_t bin = 0; bin < NumBins; ++bin) {
+      while (void* ptr = little_[bin].malloc(ClassMaxSize(bin))) BigHeap::free(ptr);
+      unmark(bin);
+    }
   }
 
   LittleHeap& bin(std::size_t size_class) noexcept { return little_[size_class]; }
