@@ -63,19 +63,21 @@ TEST(StrictSegHeap, ReusesWithinAClassButNeverAcrossClasses) {
   heap.free(c);
 }
 
-TEST(StrictSegHeap, FilesAnOddSizedObjectUnderTheLargestClassItCovers) {
+TEST(StrictSegHeap, ReturnsAnObjectToTheBinItCameFrom) {
   FaultControl::reset();
   Seg heap;
-  // An object of 100 bytes from the big heap (size between classes 64 and 128).
-  void* odd = heap.Big::malloc(100);
-  ASSERT_NE(odd, nullptr);
-  heap.free(odd);  // class of 100 is 3 (128), corrected down to 2 (64)
-  void* p = heap.malloc(128);
-  EXPECT_NE(p, odd) << "100 bytes cannot serve a 128-byte class";
-  void* q = heap.malloc(64);
-  EXPECT_EQ(q, odd) << "filed under the 64-byte class";
-  heap.free(p);
-  heap.free(q);
+  void* small = heap.malloc(20);   // bin of 32 bytes
+  void* medium = heap.malloc(50);  // bin of 64 bytes
+  ASSERT_NE(small, nullptr);
+  ASSERT_NE(medium, nullptr);
+  heap.free(small);
+  heap.free(medium);
+  void* again_medium = heap.malloc(64);
+  void* again_small = heap.malloc(17);
+  EXPECT_EQ(again_medium, medium) << "the 64-byte bin got its object back";
+  EXPECT_EQ(again_small, small) << "the 32-byte bin got its object back";
+  heap.free(again_medium);
+  heap.free(again_small);
 }
 
 TEST(StrictSegHeap, ReturnsNullWhenABinOrTheBigHeapFails) {

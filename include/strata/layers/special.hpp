@@ -1,3 +1,6 @@
-// special layers (see include/strata/layers/special/).
+// Special-purpose layers: stack-like and region allocation.
 #pragma once
 #include "strata/layers/heap.hpp"
+#include "strata/layers/special/obstack_heap.hpp"
+#include "strata/layers/special/xalloc_heap.hpp"
+#include "strata/layers/special/zone_heap.hpp"

@@ -10,11 +10,11 @@
 // malloc(sz): class c = SizeClass(sz); c >= NumBins goes to BigHeap, else bin c is
 // asked for exactly ClassMaxSize(c) bytes (so every object of a bin has one size).
 // free(p): size = getSize(p) (from BigHeap: the little heaps and the big heap must
-// share one object representation, e.g. both SizeHeap<...>); a big size goes to
-// BigHeap, otherwise the object is filed under the largest class whose ClassMaxSize
-// does not exceed its size (the paper's downward correction loop; for an object
-// that came from bin c the size is exactly ClassMaxSize(c) and the loop stops at
-// once). "Strict": a bin never borrows from another bin, and when a bin's heap
+// share one object representation that records the size asked of it exactly, e.g.
+// both SizeHeap<...>); a big size goes to BigHeap, otherwise the object returns to
+// bin SizeClass(size): an object of bin c records exactly ClassMaxSize(c), so no
+// downward correction is needed (unlike SegHeap, whose bins also take objects
+// that came from the big heap). "Strict": a bin never borrows from another bin, and when a bin's heap
 // returns nullptr malloc returns nullptr. free(nullptr) is a no-op.
 #pragma once
 #include <cstddef>
@@ -43,7 +43,9 @@ class StrictSegHeap : public BigHeap {
       BigHeap::free(ptr);
       return;
     }
-    while (ClassMaxSize(size_class) > size && size_class > 0) --size_class;
+    // Strict bins hand out exactly ClassMaxSize(c) bytes, so an object's recorded
+    // size maps straight back to its bin: no downward correction (SegHeap needs
+    // one, for big-heap objects filed into bins).
     little_[size_class].free(ptr);
   }
 

@@ -12,9 +12,8 @@
 //     blocks (the link is in the first 8 bytes of the header); malloc pops it;
 //     when empty, a fresh block of 16 + (16 << c) bytes is bumped from the process
 //     break (SbrkHeap: one 16 GiB reservation, committed 64 KiB at a time).
-//   * free reads the size from the header, recomputes the class (correcting it
-//     downward while the class size exceeds the recorded size — never for sizes
-//     that came from a class) and pushes the block on that class's list.
+//   * free reads the size from the header (always a class size for small blocks),
+//     recomputes the class from it and pushes the block on that class's list.
 //     Small blocks never go back to the break and never change class.
 //   * requests above 1 GiB: mmap (SizeHeap header + MmapHeap's own 16-byte header),
 //     unmapped on free.
