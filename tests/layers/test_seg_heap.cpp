@@ -115,7 +115,7 @@ TEST(SegHeap, PassesTheModelTest) {
   EXPECT_EQ(FaultControl::live(), 0u) << "the destructor handed every binned object back";
 }
 
-TEST(SegHeap, ClearHandsBinnedObjectsBackToTheBigHeap) {
+TEST(SegHeap, FlushHandsBinnedObjectsBackToTheBigHeap) {
   FaultControl::reset();
   Seg heap;
   void* a = heap.malloc(20);
@@ -123,10 +123,10 @@ TEST(SegHeap, ClearHandsBinnedObjectsBackToTheBigHeap) {
   heap.free(a);
   heap.free(b);
   EXPECT_EQ(FaultControl::live(), 2u);
-  heap.clear();
+  heap.flush();
   EXPECT_EQ(FaultControl::live(), 0u);
   void* c = heap.malloc(20);
-  EXPECT_EQ(FaultControl::mallocs, 3u) << "bins are empty after clear";
+  EXPECT_EQ(FaultControl::mallocs, 3u) << "bins are empty after flush";
   heap.free(c);
 }
 
@@ -136,4 +136,19 @@ TEST(SegHeap, GivesObjectsSmallerThanEveryClassBackToTheBigHeap) {
   void* tiny = heap.malloc(8);  // from the big heap; no bin may hold 8 bytes
   heap.free(tiny);
   EXPECT_EQ(FaultControl::frees, 1u);
+}
+
+TEST(SegHeap, HidesTheParentsObjectLevelExtrasAndClearsOnlyWithAClearableParent) {
+  static_assert(!strata::test::ReallocHeap<SegHeap<4, pow2_class, pow2_size, AdaptHeap<DLList, NullHeap>,
+                                                   SizeHeap<MallocHeap>>>);
+  static_assert(!ClearableHeap<Seg>);
+  FaultControl::reset();
+  SegHeap<4, pow2_class, pow2_size, AdaptHeap<DLList, NullHeap>, SizeHeap<ChunkHeap<4096, FailingHeap>>> heap;
+  static_assert(ClearableHeap<decltype(heap)>);
+  void* a = heap.malloc(40);
+  heap.free(a);
+  heap.clear();
+  EXPECT_EQ(FaultControl::live(), 0u);
+  EXPECT_NE(heap.malloc(40), nullptr);
+  EXPECT_EQ(FaultControl::mallocs, 2u) << "the bin was emptied: a fresh chunk serves the request";
 }

@@ -6,8 +6,9 @@
 // removal; AdaptHeap then offers remove(ptr) too), or anything with
 // insert/get/empty and kMinObjectSize. Like FreelistHeap it does not look at sizes:
 // one AdaptHeap holds objects of one size class. Requests below the dictionary's
-// kMinObjectSize are rounded up. free(nullptr) is a no-op; the destructor returns
-// the objects still in the dictionary to Super.
+// kMinObjectSize are rounded up. free(nullptr) is a no-op; flush() and the
+// destructor return the objects still in the dictionary to Super; clear() (when
+// Super has one) forgets them and clears Super.
 #pragma once
 #include <concepts>
 #include <cstddef>
@@ -30,7 +31,7 @@ class AdaptHeap : public Super {
   AdaptHeap() = default;
   AdaptHeap(const AdaptHeap&) = delete;
   AdaptHeap& operator=(const AdaptHeap&) = delete;
-  ~AdaptHeap() { clear(); }
+  ~AdaptHeap() { flush(); }
 
   void* malloc(std::size_t size) {
     if (void* ptr = dictionary_.get()) return ptr;
@@ -51,8 +52,15 @@ class AdaptHeap : public Super {
   bool empty() const noexcept { return dictionary_.empty(); }
 
   // Give every free object back to Super.
-  void clear() {
+  void flush() {
     while (void* ptr = dictionary_.get()) Super::free(ptr);
+  }
+
+  void clear()
+    requires ClearableHeap<Super>
+  {
+    dictionary_ = Dictionary{};
+    Super::clear();
   }
 
  private:

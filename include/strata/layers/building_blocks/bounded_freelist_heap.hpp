@@ -2,7 +2,8 @@
 // objects (LIFO, threaded through the objects); frees beyond the bound go straight
 // to Super. Bounds the memory a cache can hold hostage. Like FreelistHeap it is
 // meant for one object size and does not look at sizes. free(nullptr) is a no-op;
-// the destructor returns the cached objects to Super.
+// flush() and the destructor return the cached objects to Super; clear() (when
+// Super has one) forgets them and clears Super.
 #pragma once
 #include <cstddef>
 
@@ -16,7 +17,7 @@ class BoundedFreelistHeap : public Super {
   BoundedFreelistHeap() = default;
   BoundedFreelistHeap(const BoundedFreelistHeap&) = delete;
   BoundedFreelistHeap& operator=(const BoundedFreelistHeap&) = delete;
-  ~BoundedFreelistHeap() { clear(); }
+  ~BoundedFreelistHeap() { flush(); }
 
   void* malloc(std::size_t size) {
     if (FreeObject* object = head_) {
@@ -41,12 +42,20 @@ class BoundedFreelistHeap : public Super {
 
   std::size_t cached() const noexcept { return count_; }
 
-  void clear() {
+  void flush() {
     while (FreeObject* object = head_) {
       head_ = object->next;
       Super::free(object);
     }
     count_ = 0;
+  }
+
+  void clear()
+    requires ClearableHeap<Super>
+  {
+    head_ = nullptr;
+    count_ = 0;
+    Super::clear();
   }
 
  private:

@@ -47,6 +47,15 @@ class ChunkHeap : public Super {
   // Objects are not returned individually.
   void free(void*) noexcept {}
 
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+  std::size_t getSize(void*) = delete;  // carved objects carry no size
+
   // Return every chunk to Super; all objects carved so far become invalid.
   void clear() {
     while (ChunkLink* chunk = chunks_) {

@@ -62,6 +62,14 @@ class CoalesceHeap : public Super {
     Super::free(ptr);
   }
 
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+
  private:
   // Cut `ptr` down to `size` and free the rest, if the rest can be a chunk.
   void split(void* ptr, std::size_t size) {

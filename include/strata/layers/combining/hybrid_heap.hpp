@@ -32,6 +32,21 @@ class HybridHeap : public SmallHeap {
 
   BigHeap& big() noexcept { return big_; }
 
+  void clear()
+    requires ClearableHeap<SmallHeap> && ClearableHeap<BigHeap>
+  {
+    SmallHeap::clear();
+    big_.clear();
+  }
+
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+
  private:
   BigHeap big_;
 };

@@ -18,7 +18,8 @@
 // empty bins a word at a time. remove(ptr) takes a free object out of its bin
 // (when LittleHeap can), for CoalesceHeap.
 //
-// clear() and the destructor hand binned objects back to BigHeap.
+// flush() and the destructor hand binned objects back to BigHeap; clear() (when
+// BigHeap has one) forgets them and clears BigHeap.
 //
 // Limits: objects in a bin are not sorted by size; little and big heaps must share
 // one object representation (getSize comes from BigHeap). free(nullptr) is a no-op.
@@ -41,7 +42,7 @@ class SegHeap : public BigHeap {
   SegHeap() = default;
   SegHeap(const SegHeap&) = delete;
   SegHeap& operator=(const SegHeap&) = delete;
-  ~SegHeap() { clear(); }
+  ~SegHeap() { flush(); }
 
   void* malloc(std::size_t size) {
     const std::size_t first = SizeClass(size);
@@ -72,12 +73,32 @@ class SegHeap : public BigHeap {
 
   // Hand every binned object back to BigHeap, where it came from (bins only
   // ever hold objects that were freed here).
-  void clear() {
+  void flush() {
     for (std::size_t bin = 0; bin < NumBins; ++bin) {
       while (void* ptr = little_[bin].malloc(ClassMaxSize(bin))) BigHeap::free(ptr);
       unmark(bin);
     }
   }
+
+  // Release everything: empty the bins (their objects die with BigHeap's memory).
+  void clear()
+    requires ClearableHeap<BigHeap>
+  {
+    for (std::size_t bin = 0; bin < NumBins; ++bin) {
+      while (little_[bin].malloc(ClassMaxSize(bin)) != nullptr) {
+      }
+      unmark(bin);
+    }
+    BigHeap::clear();
+  }
+
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
 
   LittleHeap& bin(std::size_t size_class) noexcept { return little_[size_class]; }
 

@@ -40,6 +40,16 @@ class SelectMmapHeap : public SmallHeap {
 
   static std::size_t getSize(void* ptr) noexcept { return ChunkHeader::of(ptr)->size(); }
 
+  // Mapped objects are not tracked, so there is no "release everything".
+  void clear() = delete;
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+
  private:
   void* map(std::size_t size) {
     if (size > SIZE_MAX - 2 * sizeof(ChunkHeader)) {

@@ -51,6 +51,22 @@ class StrictSegHeap : public BigHeap {
 
   LittleHeap& bin(std::size_t size_class) noexcept { return little_[size_class]; }
 
+  // Release everything, bins and big heap alike.
+  void clear()
+    requires ClearableHeap<LittleHeap> && ClearableHeap<BigHeap>
+  {
+    for (LittleHeap& little : little_) little.clear();
+    BigHeap::clear();
+  }
+
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+
  private:
   LittleHeap little_[NumBins];
 };

@@ -56,6 +56,23 @@ class ThresholdHeap : public Super {
     holding_ = true;
   }
 
+  // Release everything: forget the cached chunks and clear Super.
+  void clear()
+    requires ClearableHeap<Super>
+  {
+    for (SLList& list : quick_) list = SLList{};
+    holding_ = false;
+    Super::clear();
+  }
+
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+
   // Hand every cached chunk back to Super (where it is coalesced).
   void consolidate() {
     for (SLList& list : quick_)

@@ -94,6 +94,22 @@ class CoalesceableHeap : public Super {
     Super::free(header);
   }
 
+  // Release everything Super holds (no block is continued afterwards).
+  void clear()
+    requires ClearableHeap<Super>
+  {
+    last_fence_ = nullptr;
+    Super::clear();
+  }
+
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+
   // --- the representation, for CoalesceHeap and friends (object pointers) ---
   static std::size_t getSize(void* ptr) noexcept { return ChunkHeader::of(ptr)->size(); }
   // Resize a chunk in place (after a split or merge): its header and the next one's prev_size.
