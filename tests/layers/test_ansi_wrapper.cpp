@@ -244,3 +244,33 @@ TEST(ANSIWrapper, PassesTheModelTestOverACountingParent) {
 }
 
 }  // namespace
+
+namespace {
+
+// A utility chain, read bottom-up: malloc's memory, profiled, checked, locked,
+// with C semantics on top.
+using CheckedMalloc = ANSIWrapper<                 // C semantics, realloc
+    strata::layers::SpinLockedHeap<                // one lock around each call
+        strata::layers::DebugHeap<                 // fill patterns, double/foreign free, guards
+            strata::layers::ProfileHeap<           // requested vs held bytes
+                MallocHeap>>>>;                    // memory from the C library
+
+TEST(ANSIWrapper, AUtilityChainPassesTheModelTest) {
+  CheckedMalloc heap;
+  strata::test::run_heap_model(heap, {.seed = 13, .operations = 30000});
+  const auto& stats = heap.stats();
+  EXPECT_EQ(stats.live_objects, 1u);  // DebugHeap's record is the one object left
+  EXPECT_GT(stats.peak_live_requested, 0u);
+  EXPECT_GE(stats.peak_held, stats.peak_live_requested);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ANSIWrapper, OverKingsleyHeapPassesTheModelTestWithRealloc) {
+  ANSIWrapper<strata::layers::KingsleyHeap> heap;  // realloc grows within a power-of-two class in place
+  strata::test::run_heap_model(heap, {.seed = 14, .operations = 40000});
+}
+
+}  // namespace

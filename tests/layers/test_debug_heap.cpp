@@ -59,6 +59,26 @@ TEST(DebugHeap, GetSizeIsTheRequestedSize) {
   EXPECT_FALSE(heap.isLive(p));
 }
 
+TEST(DebugHeap, PutsGuardBytesAfterEachObject) {
+  DebugHeap<FailingHeap> heap;
+  auto* p = static_cast<unsigned char*>(heap.malloc(20));
+  ASSERT_NE(p, nullptr);
+  for (std::size_t i = 0; i < DebugHeap<FailingHeap>::kGuardBytes; ++i)
+    EXPECT_EQ(p[20 + i], DebugHeap<FailingHeap>::kGuardFill) << i;
+  heap.free(p);
+  EXPECT_EQ(heap.live(), 1u);  // the object went back; only the record's slots remain
+}
+
+TEST(DebugHeapDeathTest, OverrunAbortsNamingTheAddressAtFree) {
+  DebugHeap<MallocHeap> heap;
+  auto* p = static_cast<char*>(heap.malloc(20));
+  ASSERT_NE(p, nullptr);
+  p[20] = 'x';  // one past the end: inside the guard, so ASan allows it
+  EXPECT_DEATH(heap.free(p), message_for("overrun past the end of", p));
+  p[20] = static_cast<char>(DebugHeap<MallocHeap>::kGuardFill);
+  heap.free(p);
+}
+
 TEST(DebugHeapDeathTest, GetSizeOfAFreedObjectAbortsNamingTheAddress) {
   DebugHeap<MallocHeap> heap;
   void* p = heap.malloc(24);

@@ -163,3 +163,34 @@ TEST(ObstackHeapDeathTest, FreeOfAForeignPointerAbortsNamingTheAddress) {
 }
 
 }  // namespace
+
+namespace {
+
+// Scopes as gcc's parser uses obstacks: objects of a scope are freed by freeing
+// the scope's first object. Over KingsleyHeap, chunks are recycled by its bins.
+TEST(ObstackHeap, NestedScopesOverKingsleyHeap) {
+  ObstackHeap<4096, strata::layers::KingsleyHeap> heap;
+  std::vector<std::vector<std::pair<unsigned char*, unsigned char>>> scopes;
+  for (int round = 0; round < 50; ++round) {
+    scopes.emplace_back();
+    for (int i = 0; i < 40; ++i) {
+      const auto tag = static_cast<unsigned char>(round * 40 + i);
+      auto* p = static_cast<unsigned char*>(heap.malloc(8 + (i * 13) % 400));
+      ASSERT_NE(p, nullptr);
+      ASSERT_TRUE(aligned(p));
+      std::memset(p, tag, 8);
+      scopes.back().emplace_back(p, tag);
+    }
+    if (round % 3 == 2) {  // leave two scopes: free the older one's first object
+      const auto first = scopes[scopes.size() - 2].front().first;
+      scopes.pop_back();
+      scopes.pop_back();
+      heap.free(first);
+    }
+    for (const auto& scope : scopes)  // surviving objects are intact
+      for (const auto& [p, tag] : scope)
+        for (int b = 0; b < 8; ++b) ASSERT_EQ(p[b], tag);
+  }
+}
+
+}  // namespace

@@ -82,6 +82,14 @@ TEST(PHOThreadHeapThreads, ModelTestsInSeveralThreadsAtOnce) {
   for (auto& th : threads) th.join();
 }
 
+TEST(PHOThreadHeapThreads, OverLockedKingsleyHeapsInSeveralThreadsAtOnce) {
+  PHOThreadHeap<kHeaps, SpinLockedHeap<strata::layers::KingsleyHeap>> heap;
+  std::vector<std::thread> threads;
+  for (std::uint64_t seed = 11; seed <= 13; ++seed)
+    threads.emplace_back([&heap, seed] { strata::test::run_heap_model(heap, {.seed = seed, .operations = 20000}); });
+  for (auto& th : threads) th.join();
+}
+
 TEST(PHOThreadHeap, GetSizeExcludesTheOwnerHeader) {
   PHOThreadHeap<2, SpinLockedHeap<AtomicCountingHeap>> heap;
   void* p = heap.malloc(100);

@@ -23,7 +23,8 @@ struct Call {
   std::string op;
   std::uintptr_t pointer = 0;  // malloc: result; free: argument; realloc: argument
   std::size_t size = 0;
-  std::uintptr_t result = 0;  // realloc only
+  std::uintptr_t result = 0;  // realloc, calloc, memalign
+  std::size_t count = 0;      // calloc: count; memalign: alignment
 };
 
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
@@ -50,6 +51,12 @@ std::vector<Call> parse(std::FILE* file) {
       EXPECT_EQ(fields, 1) << line;
     } else if (c.op == "realloc") {
       fields = std::sscanf(line, "realloc 0x%" SCNxPTR " %zu 0x%" SCNxPTR, &c.pointer, &c.size, &c.result);
+      EXPECT_EQ(fields, 3) << line;
+    } else if (c.op == "calloc") {
+      fields = std::sscanf(line, "calloc %zu %zu 0x%" SCNxPTR, &c.count, &c.size, &c.result);
+      EXPECT_EQ(fields, 3) << line;
+    } else if (c.op == "memalign") {
+      fields = std::sscanf(line, "memalign %zu %zu 0x%" SCNxPTR, &c.count, &c.size, &c.result);
       EXPECT_EQ(fields, 3) << line;
     } else {
       ADD_FAILURE() << "unknown trace line: " << line;
@@ -92,6 +99,32 @@ TEST(TraceHeap, WritesOneLinePerCallToAFile) {
   }
   std::fclose(out);
 }
+
+TEST(TraceHeap, TracesCallocAndMemalignWhenTheParentHasThem) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  TraceHeap<ANSIWrapper<MallocHeap>> heap(out);
+  void* a = heap.calloc(3, 40);
+  void* b = heap.memalign(256, 100);
+  heap.free(a);
+  heap.free(b);
+  std::fflush(out);
+  const auto calls = parse(out);
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[0].op, "calloc");
+  EXPECT_EQ(calls[0].count, 3u);
+  EXPECT_EQ(calls[0].size, 40u);
+  EXPECT_EQ(calls[0].result, address(a));
+  EXPECT_EQ(calls[1].op, "memalign");
+  EXPECT_EQ(calls[1].count, 256u);
+  EXPECT_EQ(calls[1].size, 100u);
+  EXPECT_EQ(calls[1].result, address(b));
+  EXPECT_EQ(calls[2].pointer, address(a));
+  EXPECT_EQ(calls[3].pointer, address(b));
+  std::fclose(out);
+}
+
+static_assert(!strata::layers::CallocatingHeap<TraceHeap<MallocHeap>>);
 
 TEST(TraceHeap, WritesToAFileDescriptor) {
   std::FILE* file = std::tmpfile();

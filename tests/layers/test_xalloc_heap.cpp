@@ -130,3 +130,12 @@ TEST(XallocHeap, PassesTheModelTest) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(XallocHeap, OverMmapHeapAsInThePaperPassesTheModelTest) {
+  XallocHeap<16 << 20, strata::layers::MmapHeap> heap;  // 197.parser's configuration, smaller region
+  strata::test::run_heap_model(heap, {.seed = 72, .operations = 10000});
+}
+
+}  // namespace

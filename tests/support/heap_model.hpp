@@ -7,7 +7,7 @@
 // checked against the heap's alignment and, where the heap knows sizes, the
 // usable size against the request.
 //
-// STRATA_LONG_TESTS=1 in the environment multiplies the number of operations.
+// STRATA_TEST_LONG=1 in the environment multiplies the number of operations.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ namespace strata::test {
 
 struct ModelOptions {
   std::uint64_t seed = 1;
-  std::size_t operations = 200000;  // multiplied by long_factor() under STRATA_LONG_TESTS
+  std::size_t operations = 200000;  // multiplied by long_factor() under STRATA_TEST_LONG
   std::size_t max_live = 2000;      // objects live at once, at most
   std::size_t max_size = 4096;      // largest request (sizes skew small)
   std::size_t alignment = strata::layers::kAlignment;  // 0: no alignment check
@@ -32,7 +32,7 @@ struct ModelOptions {
 };
 
 inline std::size_t long_factor() {
-  const char* v = std::getenv("STRATA_LONG_TESTS");
+  const char* v = std::getenv("STRATA_TEST_LONG");
   return (v && *v && *v != '0') ? 20 : 1;
 }
 

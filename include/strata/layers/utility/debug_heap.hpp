@@ -5,13 +5,16 @@
 //   * keeps its own record of every address it returned and whether it is live,
 //     so free() of an already freed pointer ("double free") and of a pointer it
 //     never returned ("foreign pointer") print a message naming the address on
-//     stderr and abort().
+//     stderr and abort();
+//   * puts kGuardBytes of kGuardFill (0xFB) right after every object and checks
+//     them at free, so a write past the end ("overrun") aborts the same way.
 // getSize returns the size that was requested. free(nullptr) is a no-op.
 // Limits: the record lives in a hash table whose slots come from Super and
 // keeps one entry per distinct address ever returned (freed entries are kept to
 // tell a double free from a foreign pointer), so memory grows with the
 // footprint of Super; an address that Super hands out again becomes live again.
-// No guard bytes (run under ASan for overruns). Not thread safe by itself.
+// Guard bytes catch overruns only at free, and only those that change a
+// guard byte (ASan catches more). Not thread safe by itself.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +32,8 @@ class DebugHeap : public Super {
  public:
   static constexpr unsigned char kAllocFill = 0xA5;
   static constexpr unsigned char kFreeFill = 0xDD;
+  static constexpr unsigned char kGuardFill = 0xFB;
+  static constexpr std::size_t kGuardBytes = 16;
 
   using Super::Super;
   DebugHeap() = default;
@@ -38,13 +43,14 @@ class DebugHeap : public Super {
 
   void* malloc(std::size_t size) noexcept {
     if (size > kMaxSize) return nullptr;  // the record keeps the size in 63 bits
-    void* ptr = Super::malloc(size);
+    void* ptr = Super::malloc(size + kGuardBytes);
     if (!ptr) return nullptr;
     if (!record_.assign(parent(), ptr, live_entry(size))) {
       Super::free(ptr);
       return nullptr;
     }
     std::memset(ptr, kAllocFill, size);
+    std::memset(static_cast<unsigned char*>(ptr) + size, kGuardFill, kGuardBytes);
     return ptr;
   }
 
@@ -54,6 +60,7 @@ class DebugHeap : public Super {
     if (!entry) fail("free of foreign pointer", ptr, " (never returned by this heap)");
     if (!is_live(*entry)) fail("double free of", ptr);
     const std::size_t size = size_of(*entry);
+    if (!guard_intact(ptr, size)) fail("overrun past the end of", ptr, " (guard bytes changed)");
     *entry = freed_entry(size);
     std::memset(ptr, kFreeFill, size);
     Super::free(ptr);
@@ -84,7 +91,7 @@ class DebugHeap : public Super {
 
  private:
   static constexpr std::uintptr_t kLiveBit = std::uintptr_t{1} << 63;
-  static constexpr std::size_t kMaxSize = kLiveBit - 1;
+  static constexpr std::size_t kMaxSize = kLiveBit - 1 - kGuardBytes;
 
   Super& parent() noexcept { return *this; }
   static std::uintptr_t live_entry(std::size_t size) noexcept { return kLiveBit | size; }
@@ -93,6 +100,13 @@ class DebugHeap : public Super {
   static std::size_t size_of(std::uintptr_t entry) noexcept { return entry & ~kLiveBit; }
 
   // One line on stderr, e.g. "strata DebugHeap: double free of 0x5581…", then abort.
+  static bool guard_intact(const void* ptr, std::size_t size) noexcept {
+    const unsigned char* guard = static_cast<const unsigned char*>(ptr) + size;
+    for (std::size_t i = 0; i < kGuardBytes; ++i)
+      if (guard[i] != kGuardFill) return false;
+    return true;
+  }
+
   [[noreturn]] static void fail(const char* what, const void* ptr, const char* detail = "") noexcept {
     std::fprintf(stderr, "strata DebugHeap: %s %p%s\n", what, ptr, detail);
     std::fflush(stderr);

@@ -3,6 +3,8 @@
 //   malloc <size> <result>
 //   free <pointer>
 //   realloc <pointer> <size> <result>     (only when Super has realloc)
+//   calloc <count> <size> <result>        (only when Super has calloc)
+//   memalign <alignment> <size> <result>  (only when Super has memalign)
 // Pointers are printed as 0x<hex>, a null result as 0x0; sizes in decimal.
 // Each line is formatted into a stack buffer and written with one fwrite or
 // write(2) call, so tracing never allocates (safe inside a malloc
@@ -49,6 +51,26 @@ class TraceHeap : public Super {
     emit("realloc 0x%" PRIxPTR " %zu 0x%" PRIxPTR "\n", address(ptr), size, address(result));
     return result;
   }
+
+  void* calloc(std::size_t count, std::size_t size) noexcept
+    requires CallocatingHeap<Super>
+  {
+    void* result = Super::calloc(count, size);
+    emit("calloc %zu %zu 0x%" PRIxPTR "\n", count, size, address(result));
+    return result;
+  }
+
+  void* memalign(std::size_t alignment, std::size_t size) noexcept
+    requires AligningHeap<Super>
+  {
+    void* result = Super::memalign(alignment, size);
+    emit("memalign %zu %zu 0x%" PRIxPTR "\n", alignment, size, address(result));
+    return result;
+  }
+
+  // aligned_alloc and posix_memalign of the parent are not traced: hidden.
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
 
  private:
   static std::uintptr_t address(const void* p) noexcept { return reinterpret_cast<std::uintptr_t>(p); }

@@ -1,0 +1,123 @@
+// strata/reap.hpp — C++ interface to reaps (strata/reap.h).
+//
+//   strata::reap request(connection);        // a child of another reap
+//   auto* p = static_cast<Msg*>(request.malloc(sizeof(Msg)));
+//   request.free(p);                         // reused by the next malloc
+//   request.clear();                         // everything, children included
+//
+//   strata::reap_resource arena;             // a std::pmr::memory_resource
+//   std::pmr::vector<int> v(&arena);         // deallocate really frees;
+//   arena.release();                         // release() clears the reap
+//
+// One reap is used by one thread at a time; different reaps on different
+// threads at once are fine. A child must not outlive its parent's reap: the
+// parent's destruction destroys the child's memory (destroy or clear the child
+// object first, or simply declare it after the parent).
+#pragma once
+#include <cstddef>
+#include <memory_resource>
+#include <new>
+#include <utility>
+
+#include "strata/reap.h"
+
+namespace strata {
+
+class reap {
+ public:
+  // A root reap. Throws std::bad_alloc when there is no memory.
+  reap() : reap(static_cast<strata_reap*>(nullptr)) {}
+  // A child of parent: cleared and destroyed with it.
+  explicit reap(reap& parent) : reap(parent.get()) {}
+  explicit reap(strata_reap* parent) : handle_(strata_reap_create(parent)) {
+    if (handle_ == nullptr) throw std::bad_alloc();
+  }
+
+  reap(const reap&) = delete;
+  reap& operator=(const reap&) = delete;
+  reap(reap&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  reap& operator=(reap&& other) noexcept {
+    if (this != &other) {
+      strata_reap_destroy(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~reap() { strata_reap_destroy(handle_); }
+
+  // The C handle (nullptr after a move).
+  strata_reap* get() const noexcept { return handle_; }
+
+  // The C API; nullptr (errno ENOMEM / EINVAL) on failure, as in strata/reap.h.
+  void* malloc(std::size_t size) noexcept { return strata_reap_malloc(handle_, size); }
+  void* calloc(std::size_t count, std::size_t size) noexcept { return strata_reap_calloc(handle_, count, size); }
+  void* realloc(void* ptr, std::size_t size) noexcept { return strata_reap_realloc(handle_, ptr, size); }
+  void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+    return strata_reap_aligned_alloc(handle_, alignment, size);
+  }
+  void free(void* ptr) noexcept { strata_reap_free(handle_, ptr); }
+  std::size_t usable_size(const void* ptr) const noexcept { return strata_reap_usable_size(handle_, ptr); }
+  void clear() noexcept { strata_reap_clear(handle_); }
+  strata_reap_stats stats() const noexcept {
+    strata_reap_stats s;
+    strata_reap_get_stats(handle_, &s);
+    return s;
+  }
+
+ private:
+  strata_reap* handle_;
+};
+
+// A std::pmr::memory_resource over a reap. Unlike monotonic_buffer_resource,
+// deallocate() really frees (the memory is reused by later allocations);
+// release() clears the reap (and its children).
+class reap_resource : public std::pmr::memory_resource {
+ public:
+  // A resource with a reap of its own.
+  reap_resource() : owned_(), reap_(owned_.get()) {}
+  // A resource with a reap of its own, a child of parent's reap.
+  explicit reap_resource(reap_resource& parent) : owned_(parent.reap_), reap_(owned_.get()) {}
+  // A resource allocating from r, which must outlive it.
+  explicit reap_resource(reap& r) noexcept : owned_(nullptr_tag{}), reap_(r.get()) {}
+
+  reap_resource(const reap_resource&) = delete;
+  reap_resource& operator=(const reap_resource&) = delete;
+
+  // Frees everything allocated through this resource (and the reap's children).
+  void release() noexcept { strata_reap_clear(reap_); }
+  strata_reap* get() const noexcept { return reap_; }
+
+ protected:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    void* p = strata_reap_aligned_alloc(reap_, alignment, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+  void do_deallocate(void* p, std::size_t, std::size_t) override { strata_reap_free(reap_, p); }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    auto* o = dynamic_cast<const reap_resource*>(&other);
+    return o != nullptr && o->reap_ == reap_;
+  }
+
+ private:
+  struct nullptr_tag {};
+  // The reap this resource owns, if any.
+  struct owned_reap {
+    owned_reap() : handle(strata_reap_create(nullptr)) { check(); }
+    explicit owned_reap(strata_reap* parent) : handle(strata_reap_create(parent)) { check(); }
+    explicit owned_reap(nullptr_tag) noexcept : handle(nullptr) {}
+    owned_reap(const owned_reap&) = delete;
+    owned_reap& operator=(const owned_reap&) = delete;
+    ~owned_reap() { strata_reap_destroy(handle); }
+    strata_reap* get() const noexcept { return handle; }
+    void check() const {
+      if (handle == nullptr) throw std::bad_alloc();
+    }
+    strata_reap* handle;
+  };
+
+  owned_reap owned_;
+  strata_reap* reap_;
+};
+
+}  // namespace strata

@@ -1,0 +1,89 @@
+"""strata-lab: the command line (docs/lab.md)."""
+import argparse
+import sys
+
+from . import allocators, frag, precondition, profile, trace
+from .errors import LabError, ProgramFailed
+
+
+def _allocator(name: str):
+    return allocators.resolve(name)
+
+
+def _add_command(parser) -> None:
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
+
+
+def _add_alloc(parser, required: bool = False) -> None:
+    parser.add_argument("--alloc", dest="alloc", default=None if required else "glibc", required=required,
+                        metavar="NAME", help=f"{', '.join(allocators.KNOWN)}, or a path to a malloc library")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="strata-lab", description="strata's allocation laboratory")
+    sub = parser.add_subparsers(dest="subcommand", required=True)
+
+    p = sub.add_parser("profile", help="profile a program's allocations (JSON)")
+    p.add_argument("-o", "--output", default="profile.json")
+    p.add_argument("--cutoff", type=int, default=None, help="exact-size histogram below this size (default 4096)")
+    _add_alloc(p)
+    _add_command(p)
+    p.set_defaults(run=profile.command)
+
+    p = sub.add_parser("run", help="run a program after adversarial preconditioning, timed")
+    _add_alloc(p, required=True)
+    p.add_argument("--preset", help=", ".join(precondition.PRESETS))
+    p.add_argument("--multiplier", type=float)
+    p.add_argument("--occupancy", type=float)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--profile", help="profile JSON from `strata-lab profile`")
+    p.add_argument("--json", help="also write the result as JSON here")
+    _add_command(p)
+    p.set_defaults(run=precondition.command)
+
+    p = sub.add_parser("frag", help="fragmentation: peak memory in use / peak live data")
+    _add_alloc(p)
+    p.add_argument("--csv", help="time series of memory in use and live data")
+    p.add_argument("--json", help="also write the result as JSON here")
+    p.add_argument("--interval", type=float, default=10, help="sampling interval in ms (default 10)")
+    _add_command(p)
+    p.set_defaults(run=frag.command)
+
+    p = sub.add_parser("trace", help="record or replay an allocation trace")
+    tsub = p.add_subparsers(dest="trace_command", required=True)
+    r = tsub.add_parser("record", help="record a program's allocation trace")
+    r.add_argument("-o", "--output", required=True)
+    _add_alloc(r)
+    _add_command(r)
+    r.set_defaults(run=trace.record)
+    r = tsub.add_parser("replay", help="replay a trace on an allocator")
+    r.add_argument("trace")
+    _add_alloc(r)
+    r.add_argument("--csv", help="time series of memory in use and live data")
+    r.add_argument("--json", help="also write the result as JSON here")
+    r.add_argument("--interval", type=float, default=10, help="sampling interval in ms (default 10)")
+    r.add_argument("--threads", action="store_true",
+                   help="replay each recorded thread on a thread of its own (still in the recorded order)")
+    r.set_defaults(run=trace.replay, command=None)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command is not None:
+            args.command = args.command[1:] if args.command[:1] == ["--"] else args.command
+            if not args.command:
+                raise LabError("no command given: put the program after --")
+        args.allocator = _allocator(args.alloc)
+        return args.run(args)
+    except LabError as error:
+        print(f"strata-lab: error: {error}", file=sys.stderr)
+        return 2
+    except ProgramFailed as error:
+        print(f"strata-lab: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""`strata-lab run`: a program on a chosen allocator after adversarial
+preconditioning (2026 paper, Algorithm 3 and Table 3), timed without the
+preconditioning."""
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from . import paths, profile, runner
+from .errors import LabError
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    multiplier: float
+    occupancy: float
+
+
+# Table 3 of the 2026 paper. Adv0 preconditions nothing but is timed the same way.
+PRESETS = {p.name: p for p in [Preset("Adv0", 0, 0), Preset("Adv1", 1, 0.33),
+                               Preset("Adv3", 3, 0.66), Preset("Adv10", 10, 0.8)]}
+
+
+def choose(preset: Optional[str], multiplier: Optional[float], occupancy: Optional[float]) -> Preset:
+    """A preset, optionally with its multiplier/occupancy overridden, or custom values."""
+    if preset is not None:
+        known = {name.lower(): p for name, p in PRESETS.items()}
+        key = preset.lower().replace("_", "")
+        if key not in known:
+            raise LabError(f"unknown preset '{preset}'; known: {', '.join(PRESETS)}")
+        base = known[key]
+    elif multiplier is None:
+        raise LabError(f"give --preset ({', '.join(PRESETS)}) or --multiplier and --occupancy")
+    else:
+        base = Preset("custom", 0, 0)
+    chosen = Preset(base.name if multiplier is None and occupancy is None else "custom",
+                    base.multiplier if multiplier is None else multiplier,
+                    base.occupancy if occupancy is None else occupancy)
+    if chosen.multiplier < 0:
+        raise LabError(f"--multiplier {chosen.multiplier}: must be >= 0")
+    if not 0 <= chosen.occupancy <= 1:
+        raise LabError(f"--occupancy {chosen.occupancy}: must be in [0, 1]")
+    return chosen
+
+
+def command(args) -> int:
+    preset = choose(args.preset, args.multiplier, args.occupancy)
+    if args.seed < 0:
+        raise LabError(f"--seed {args.seed}: must be >= 0")
+    variables = {"STRATA_LAB_PRECOND_MULTIPLIER": repr(float(preset.multiplier)),
+                 "STRATA_LAB_PRECOND_OCCUPANCY": repr(float(preset.occupancy)),
+                 "STRATA_LAB_PRECOND_SEED": args.seed}
+    if preset.multiplier > 0:
+        if args.profile is None:
+            raise LabError(f"preset {preset.name} preconditions the heap from a profile: give --profile P "
+                           "(make one with `strata-lab profile -o P -- CMD`)")
+        profile.load(args.profile)  # a bad profile stops us before the program starts
+        variables["STRATA_LAB_PRECOND_PROFILE"] = str(Path(args.profile).resolve())
+    elif args.profile is not None:
+        profile.load(args.profile)
+    preload = [str(paths.shim("precondition"))] + args.allocator.preload()
+    with tempfile.TemporaryDirectory(prefix="strata-run-") as tmp:
+        variables["STRATA_LAB_PRECOND_REPORT"] = f"{tmp}/precondition.%p.json"
+        result = runner.run(args.command, preload, variables)
+        report_path = Path(tmp) / f"precondition.{result.pid}.json"
+        report = json.loads(report_path.read_text()) if report_path.exists() else None
+    result.fail_if_not_ok("no time is reported for a failed run")
+    if report is None or report.get("exit_ns") is None:
+        raise LabError("the program exited without the preconditioner recording its exit "
+                       "(did it call _exit?); no time is reported")
+    summary = {
+        "allocator": args.allocator.name, "preset": preset.name, "multiplier": preset.multiplier,
+        "occupancy": preset.occupancy, "seed": args.seed, "command": list(args.command),
+        "program_seconds": report["program_ns"] / 1e9,
+        "precondition_seconds": report["precondition_ns"] / 1e9,
+        "peak_rss_bytes": result.peak_rss_bytes,
+        "precondition": {k: report[k] for k in ("allocated_objects", "allocated_bytes", "failed_allocations",
+                                                "freed_objects", "kept_objects", "kept_bytes")},
+        "exit_status": result.status_json(),
+    }
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    pre = summary["precondition"]
+    print(f"strata-lab run: {args.allocator.name} {preset.name} (multiplier {preset.multiplier:g}, "
+          f"occupancy {preset.occupancy:g}, seed {args.seed}): preconditioning kept {pre['kept_objects']:,} of "
+          f"{pre['allocated_objects']:,} objects ({pre['kept_bytes']:,} bytes) in "
+          f"{summary['precondition_seconds'] * 1e3:.1f} ms; program {summary['program_seconds']:.6f} s; "
+          f"peak RSS {result.peak_rss_bytes / 2**20:.1f} MiB")
+    return 0

@@ -1,0 +1,27 @@
+// Tunables of the lab's preload shims, in one place.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::lab::config {
+
+// Memory handed out while dlsym resolves the next allocator (dlsym itself calls
+// calloc). glibc needs well under a kilobyte; the rest is headroom.
+inline constexpr std::size_t kBootstrapArenaBytes = 64 * 1024;
+
+// The live-object table is split into independently locked stripes so threads
+// rarely contend; each stripe starts with this many slots and doubles at half load.
+inline constexpr std::size_t kTableStripes = 64;
+inline constexpr std::size_t kTableInitialSlots = 256;
+
+// Size histogram: requests below the cutoff are counted per exact size
+// (the 2026 paper's detection phase uses 4096); the cutoff is adjustable up to the maximum.
+inline constexpr std::uint64_t kDefaultCutoff = 4096;
+inline constexpr std::uint64_t kMaxCutoff = 1u << 24;
+
+// The trace recorder buffers this many bytes before a write(2).
+inline constexpr std::size_t kTraceBufferBytes = 1 << 20;
+
+inline constexpr std::size_t kPageBytes = 4096;
+
+}  // namespace strata::lab::config

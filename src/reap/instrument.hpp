@@ -1,0 +1,135 @@
+// Telling AddressSanitizer and Valgrind which reap memory a program may touch.
+//
+// Under ASan (compile time) freed and cleared memory is poisoned; under
+// Valgrind (detected at run time) every object is announced to memcheck with
+// the mempool client requests, one pool per reap. Both turn a user's
+// use-after-free or use-after-clear into the report they already know.
+// Outside both, every function here compiles to nothing or a few no-op
+// instructions, and none of them is on the allocation fast path: a reap that
+// needs them takes the checked path (see reap.cpp).
+#pragma once
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define STRATA_REAP_ASAN 1
+#else
+#define STRATA_REAP_ASAN 0
+#endif
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#include <valgrind/valgrind.h>
+#define STRATA_REAP_VALGRIND 1
+#endif
+#endif
+#ifndef STRATA_REAP_VALGRIND
+#define STRATA_REAP_VALGRIND 0
+#endif
+
+namespace strata::reap_detail::instrument {
+
+inline constexpr bool kAsan = STRATA_REAP_ASAN != 0;
+
+// STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
+// count the fast path with callgrind), anything else (always). Read once.
+enum class CheckSetting { kDefault, kOff, kOn };
+
+inline CheckSetting check_setting() noexcept {
+  static const CheckSetting setting = [] {
+    const char* v = std::getenv("STRATA_REAP_CHECK");
+    if (v == nullptr || *v == '\0') return CheckSetting::kDefault;
+    return std::strcmp(v, "0") == 0 ? CheckSetting::kOff : CheckSetting::kOn;
+  }();
+  return setting;
+}
+
+// Under Valgrind every reap is checked and announces its objects, unless
+// STRATA_REAP_CHECK=0 asked for the plain reap (then Valgrind sees plain mmaps).
+inline bool valgrind_hooks_on() noexcept {
+#if STRATA_REAP_VALGRIND
+  static const bool on = RUNNING_ON_VALGRIND != 0 && check_setting() != CheckSetting::kOff;
+  return on;
+#else
+  return false;
+#endif
+}
+
+// Memory nobody may touch: fresh chunks, freed objects, cleared chunks.
+inline void hide(const void* p, std::size_t n) noexcept {
+#if STRATA_REAP_ASAN
+  __asan_poison_memory_region(p, n);
+#endif
+#if STRATA_REAP_VALGRIND
+  if (valgrind_hooks_on()) (void)VALGRIND_MAKE_MEM_NOACCESS(p, n);
+#endif
+  (void)p;
+  (void)n;
+}
+
+// Memory the reap itself reads and writes (slab headers, free-list links).
+inline void expose(const void* p, std::size_t n) noexcept {
+#if STRATA_REAP_ASAN
+  __asan_unpoison_memory_region(p, n);
+#endif
+#if STRATA_REAP_VALGRIND
+  if (valgrind_hooks_on()) (void)VALGRIND_MAKE_MEM_DEFINED(p, n);
+#endif
+  (void)p;
+  (void)n;
+}
+
+// Before memory goes back to the kernel: forget any poisoning, so whoever maps
+// the addresses next starts clean.
+inline void forget(const void* p, std::size_t n) noexcept {
+#if STRATA_REAP_ASAN
+  __asan_unpoison_memory_region(p, n);
+#endif
+  (void)p;
+  (void)n;
+}
+
+// One Valgrind mempool per reap, keyed by the reap's address.
+inline void pool_create(const void* pool) noexcept {
+#if STRATA_REAP_VALGRIND
+  if (valgrind_hooks_on()) VALGRIND_CREATE_MEMPOOL(pool, 0, 0);
+#endif
+  (void)pool;
+}
+inline void pool_destroy(const void* pool) noexcept {
+#if STRATA_REAP_VALGRIND
+  if (valgrind_hooks_on()) VALGRIND_DESTROY_MEMPOOL(pool);
+#endif
+  (void)pool;
+}
+
+// An object handed to the user: addressable, contents undefined.
+inline void object_alloc(const void* pool, const void* p, std::size_t n) noexcept {
+#if STRATA_REAP_ASAN
+  __asan_unpoison_memory_region(p, n);
+#endif
+#if STRATA_REAP_VALGRIND
+  if (valgrind_hooks_on()) VALGRIND_MEMPOOL_ALLOC(pool, p, n);
+#endif
+  (void)pool;
+  (void)p;
+  (void)n;
+}
+
+// An object given back by the user: nobody may touch it any more.
+inline void object_free(const void* pool, const void* p, std::size_t n) noexcept {
+#if STRATA_REAP_ASAN
+  __asan_poison_memory_region(p, n);
+#endif
+#if STRATA_REAP_VALGRIND
+  if (valgrind_hooks_on()) VALGRIND_MEMPOOL_FREE(pool, p);
+#endif
+  (void)pool;
+  (void)p;
+  (void)n;
+}
+
+}  // namespace strata::reap_detail::instrument

@@ -1,0 +1,300 @@
+// The C API of strata/reap.h over the reap's layer chain (reap_heap.hpp),
+// plus checked mode.
+//
+// Checked mode (CMake STRATA_REAP_CHECKED=ON, environment STRATA_REAP_CHECK=1,
+// always under ASan, and under Valgrind unless STRATA_REAP_CHECK=0) records
+// every object of the reap, so a free of a pointer the reap never returned, a
+// double free or a free through the wrong reap aborts with a message naming the address and the reap; it also
+// tells ASan/Valgrind about every object. It costs an unchecked reap nothing
+// on the allocation fast path (a checked reap never bumps there) and one
+// predictable branch in free.
+#include "strata/reap.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "reap/reap_heap.hpp"
+#include "strata/layers/heap.hpp"
+
+using strata::layers::align_up;
+using strata::layers::is_power_of_two;
+using namespace strata::reap_detail;
+
+namespace {
+
+#ifdef STRATA_REAP_CHECKED
+constexpr bool kAlwaysChecked = true;
+#else
+constexpr bool kAlwaysChecked = instrument::kAsan;
+#endif
+
+// Objects of one checked reap: true while live, false once freed.
+struct CheckedObjects {
+  std::unordered_map<const void*, bool> objects;
+};
+
+}  // namespace
+
+struct strata_reap final : ReapHeap {
+  bool checked = false;
+  CheckedObjects* check = nullptr;
+  std::size_t mapping_bytes = 0;  // the reap's own mapping: this header + the home chunk
+};
+
+namespace {
+
+constexpr std::size_t kHeaderBytes = align_up(sizeof(strata_reap), kSlabBytes);
+
+strata_reap* as_reap(ReapHeap* node) noexcept { return static_cast<strata_reap*>(node); }
+
+bool checked_by_default() noexcept {
+  if (kAlwaysChecked) return true;  // STRATA_REAP_CHECKED build or ASan
+  switch (instrument::check_setting()) {
+    case instrument::CheckSetting::kOn: return true;
+    case instrument::CheckSetting::kOff: return false;
+    case instrument::CheckSetting::kDefault: break;
+  }
+  return instrument::valgrind_hooks_on();
+}
+
+// ---- checked mode --------------------------------------------------------
+
+std::mutex& check_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_set<const strata_reap*>& checked_reaps() {  // guarded by check_mutex
+  static std::unordered_set<const strata_reap*> reaps;
+  return reaps;
+}
+
+[[noreturn]] void misuse(const char* call, const strata_reap* reap, const void* ptr, const char* what,
+                         const void* owner = nullptr) {
+  if (owner != nullptr)
+    std::fprintf(stderr, "strata reap: %s(reap %p, %p): %s %p\n", call, static_cast<const void*>(reap), ptr,
+                 what, owner);
+  else
+    std::fprintf(stderr, "strata reap: %s(reap %p, %p): %s\n", call, static_cast<const void*>(reap), ptr, what);
+  std::fflush(stderr);
+  std::abort();
+}
+
+// Aborts unless ptr is a live object of reap. Caller holds check_mutex.
+void require_live(const char* call, const strata_reap* reap, const void* ptr) {
+  auto& objects = reap->check->objects;
+  auto it = objects.find(ptr);
+  if (it != objects.end() && it->second) return;
+  for (const strata_reap* other : checked_reaps()) {
+    if (other == reap) continue;
+    auto o = other->check->objects.find(ptr);
+    if (o != other->check->objects.end() && o->second)
+      misuse(call, reap, ptr, "wrong reap: the object belongs to reap", other);
+  }
+  if (it != objects.end()) misuse(call, reap, ptr, "double free: the object was freed already");
+  misuse(call, reap, ptr, "foreign pointer: never returned by this reap (or freed by a clear)");
+}
+
+[[gnu::noinline]] void* checked_record(strata_reap* reap, void* ptr) noexcept {
+  if (ptr == nullptr) return nullptr;
+  try {
+    std::lock_guard lock(check_mutex());
+    reap->check->objects[ptr] = true;
+  } catch (...) {
+    reap->free<true>(ptr);
+    errno = ENOMEM;
+    return nullptr;
+  }
+  instrument::object_alloc(reap, ptr, reap->getSize(ptr));
+  return ptr;
+}
+
+[[gnu::noinline]] void checked_free(const char* call, strata_reap* reap, void* ptr) {
+  {
+    std::lock_guard lock(check_mutex());
+    require_live(call, reap, ptr);
+    reap->check->objects[ptr] = false;
+  }
+  instrument::object_free(reap, ptr, reap->getSize(ptr));
+  reap->free<true>(ptr);
+}
+
+bool start_checking(strata_reap* reap) noexcept {
+  reap->check = new (std::nothrow) CheckedObjects;
+  if (reap->check == nullptr) return false;
+  try {
+    std::lock_guard lock(check_mutex());
+    checked_reaps().insert(reap);
+  } catch (...) {
+    delete reap->check;
+    return false;
+  }
+  instrument::pool_create(reap);
+  return true;
+}
+
+void stop_checking(strata_reap* reap) noexcept {
+  {
+    std::lock_guard lock(check_mutex());
+    checked_reaps().erase(reap);
+  }
+  instrument::pool_destroy(reap);
+  delete reap->check;
+}
+
+void forget_objects(strata_reap* reap) noexcept {
+  {
+    std::lock_guard lock(check_mutex());
+    reap->check->objects.clear();
+  }
+  instrument::pool_destroy(reap);  // every object of the pool is gone at once
+  instrument::pool_create(reap);
+}
+
+// ---- one node of the tree ------------------------------------------------
+
+void clear_one(strata_reap* reap) noexcept {
+  if (reap->checked) forget_objects(reap);
+  reap->clear();
+}
+
+void destroy_one(strata_reap* reap) noexcept {
+  if (reap->checked) stop_checking(reap);
+  reap->releaseAll();
+  const std::size_t bytes = reap->mapping_bytes;
+  reap->~strata_reap();
+  unmap_or_cache(reap, bytes);
+}
+
+// Everything but the fast path, out of line so that the fast path needs no
+// stack frame. Checked reaps always come here: all their classes are suspended.
+[[gnu::noinline]] void* allocate_slow(strata_reap* reap, std::size_t size) noexcept {
+  if (reap->checked) return checked_record(reap, reap->malloc<true>(size));
+  return reap->malloc<false>(size);
+}
+
+inline void* allocate_any(strata_reap* reap, std::size_t size) noexcept {
+  if (size <= kMaxStepSize) [[likely]] {
+    if (void* object = reap->tryFast(size)) [[likely]]
+      return object;
+  }
+  return allocate_slow(reap, size);
+}
+
+}  // namespace
+
+extern "C" {
+
+strata_reap* strata_reap_create(strata_reap* parent) {
+  const std::size_t bytes = round_to_pages(kHeaderBytes + kFirstChunkBytes);
+  void* base = map_hidden(bytes);  // ENOMEM on failure
+  if (base == nullptr) return nullptr;
+  instrument::expose(base, kHeaderBytes);
+  auto* reap = new (base) strata_reap;
+  reap->mapping_bytes = bytes;
+  reap->account(bytes);
+  char* home = static_cast<char*>(base) + kHeaderBytes;
+  reap->adoptHome(home, bytes - kHeaderBytes);
+  reap->setOwner(reap);
+  reap->checked = checked_by_default();
+  if (reap->checked) reap->suspendAll();  // every allocation takes the checked path
+  if (reap->checked && !start_checking(reap)) {
+    reap->~strata_reap();
+    unmap_or_cache(base, bytes);
+    errno = ENOMEM;
+    return nullptr;
+  }
+  reap->attachTo(parent);
+  return reap;
+}
+
+void strata_reap_destroy(strata_reap* reap) {
+  if (reap == nullptr) return;
+  reap->detach();
+  reap->forEachPostOrder([](ReapHeap* node) { destroy_one(as_reap(node)); });
+}
+
+void strata_reap_clear(strata_reap* reap) {
+  if (reap == nullptr) return;
+  reap->forEachPreOrder([](ReapHeap* node) { clear_one(as_reap(node)); });
+}
+
+void* strata_reap_malloc(strata_reap* reap, size_t size) { return allocate_any(reap, size); }
+
+void* strata_reap_calloc(strata_reap* reap, size_t count, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(count, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* ptr = allocate_any(reap, bytes);
+  if (ptr != nullptr) std::memset(ptr, 0, bytes);
+  return ptr;
+}
+
+void strata_reap_free(strata_reap* reap, void* ptr) {
+  if (ptr == nullptr) return;
+  if (reap->checked) [[unlikely]]
+    return checked_free("strata_reap_free", reap, ptr);
+  reap->free<false>(ptr);
+}
+
+size_t strata_reap_usable_size(const strata_reap* reap, const void* ptr) {
+  if (ptr == nullptr) return 0;
+  if (reap->checked) {
+    std::lock_guard lock(check_mutex());
+    require_live("strata_reap_usable_size", reap, ptr);
+  }
+  return reap->getSize(const_cast<void*>(ptr));
+}
+
+void* strata_reap_realloc(strata_reap* reap, void* ptr, size_t size) {
+  if (ptr == nullptr) return strata_reap_malloc(reap, size);
+  if (reap->checked) {
+    std::lock_guard lock(check_mutex());
+    require_live("strata_reap_realloc", reap, ptr);
+  }
+  const std::size_t usable = reap->getSize(ptr);
+  if (size <= usable) return ptr;  // grows and shrinks within its size class in place
+  void* moved = allocate_any(reap, size);
+  if (moved == nullptr) return nullptr;  // the old object stays as it was
+  std::memcpy(moved, ptr, usable);
+  strata_reap_free(reap, ptr);
+  return moved;
+}
+
+void* strata_reap_aligned_alloc(strata_reap* reap, size_t alignment, size_t size) {
+  if (!is_power_of_two(alignment)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (alignment <= strata::layers::kAlignment) return strata_reap_malloc(reap, size);
+  // Slab objects sit at 64 + k * stride in their slab: a class whose stride is
+  // a multiple of the alignment (<= 64) is aligned already.
+  if (alignment <= kSlabAlignment && size <= kMaxStepSize)
+    return allocate_any(reap, align_up(size == 0 ? 1 : size, alignment));
+  void* ptr = reap->alignedMalloc(size, alignment);
+  return reap->checked ? checked_record(reap, ptr) : ptr;
+}
+
+void strata_reap_get_stats(const strata_reap* reap, strata_reap_stats* stats) {
+  std::size_t objects = reap->largeObjectsLive();
+  std::size_t bytes = reap->largeBytesLive();
+  for (std::size_t c = 0; c < kSizeClasses; ++c) {
+    const std::size_t freed = reap->freedObjects(c);
+    const std::size_t live = reap->objectsCarved(c) - freed;
+    objects += live;
+    bytes += live * stride_of(c);
+  }
+  stats->objects_live = objects;
+  stats->bytes_live = bytes;
+  stats->bytes_held = reap->bytesHeld();
+  stats->chunks = reap->mappings();
+}
+
+}  // extern "C"

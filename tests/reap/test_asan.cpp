@@ -1,0 +1,49 @@
+// Built and run only in the ASan build (make test-asan): a use-after-free and
+// a use-after-clear of reap memory are reported by AddressSanitizer.
+#include <gtest/gtest.h>
+
+#include "strata/reap.h"
+
+#if !defined(__SANITIZE_ADDRESS__)
+#error "test_asan.cpp belongs to the ASan build (STRATA_SANITIZE=address)"
+#endif
+
+namespace {
+
+int read_byte(const void* p, std::size_t i) { return static_cast<const volatile unsigned char*>(p)[i]; }
+
+class ReapAsan : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(ReapAsan, UseAfterFreeIsReported) {
+  strata_reap* reap = strata_reap_create(nullptr);
+  void* small = strata_reap_malloc(reap, 40);
+  void* large = strata_reap_malloc(reap, 30000);
+  strata_reap_free(reap, small);
+  strata_reap_free(reap, large);
+  EXPECT_DEATH(read_byte(small, 20), "use-after-poison");
+  EXPECT_DEATH(read_byte(large, 100), "use-after-poison|unknown-crash|SEGV");
+  strata_reap_destroy(reap);
+}
+
+TEST_F(ReapAsan, UseAfterClearIsReported) {
+  strata_reap* reap = strata_reap_create(nullptr);
+  void* small = strata_reap_malloc(reap, 40);
+  void* medium = strata_reap_malloc(reap, 9000);
+  EXPECT_EQ(read_byte(small, 0) | 1, read_byte(small, 0) | 1);  // live: fine
+  strata_reap_clear(reap);
+  EXPECT_DEATH(read_byte(small, 0), "use-after-poison");
+  EXPECT_DEATH(read_byte(medium, 4000), "use-after-poison");
+  strata_reap_destroy(reap);
+}
+
+TEST_F(ReapAsan, ReadingPastTheObjectInTheSameSlabIsReported) {
+  strata_reap* reap = strata_reap_create(nullptr);
+  void* p = strata_reap_malloc(reap, 32);  // the next slot of the slab is not handed out
+  EXPECT_DEATH(read_byte(p, 40), "use-after-poison");
+  strata_reap_destroy(reap);
+}
+
+}  // namespace
