@@ -14,8 +14,9 @@
 // both SizeHeap<...>); a big size goes to BigHeap, otherwise the object returns to
 // bin SizeClass(size): an object of bin c records exactly ClassMaxSize(c), so no
 // downward correction is needed (unlike SegHeap, whose bins also take objects
-// that came from the big heap). "Strict": a bin never borrows from another bin, and when a bin's heap
-// returns nullptr malloc returns nullptr. free(nullptr) is a no-op.
+// that came from the big heap). "Strict": a bin never borrows from another bin,
+// and when a bin's heap returns nullptr malloc returns nullptr.
+// free(nullptr) is a no-op. clear() exists when every heap below is clearable.
 #pragma once
 #include <cstddef>
 
