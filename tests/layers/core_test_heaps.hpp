@@ -53,4 +53,38 @@ class FailingHeap {
   }
 };
 
+// ArenaHeap: bumps blocks (16-byte aligned, contiguous) out of a private arena of
+// Bytes bytes, obeying FaultControl like FailingHeap; free is a no-op. The arena
+// is released with the heap. For tests that need neighbouring blocks.
+template <std::size_t Bytes>
+class ArenaHeap {
+ public:
+  ArenaHeap() : base_(static_cast<char*>(std::aligned_alloc(strata::layers::kAlignment, Bytes))), cursor_(base_) {}
+  ArenaHeap(const ArenaHeap&) = delete;
+  ArenaHeap& operator=(const ArenaHeap&) = delete;
+  ~ArenaHeap() { std::free(base_); }
+
+  void* malloc(std::size_t size) {
+    FaultControl::last_request = size;
+    const std::size_t bytes = strata::layers::align_up(size == 0 ? 1 : size, strata::layers::kAlignment);
+    if (FaultControl::allowed == 0 || bytes > static_cast<std::size_t>(base_ + Bytes - cursor_)) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    if (FaultControl::allowed != SIZE_MAX) --FaultControl::allowed;
+    ++FaultControl::mallocs;
+    char* p = cursor_;
+    cursor_ += bytes;
+    return p;
+  }
+  void free(void*) {}
+
+  char* arena_base() const { return base_; }
+  std::size_t arena_used() const { return static_cast<std::size_t>(cursor_ - base_); }
+
+ private:
+  char* base_;
+  char* cursor_;
+};
+
 }  // namespace strata::test

@@ -64,7 +64,7 @@ TEST(FreelistHeap, ReturnsNullWhenTheParentDoesButServesItsListFirst) {
   heap.free(a);
 }
 
-TEST(FreelistHeap, DestructorAndClearReturnEverythingToTheParent) {
+TEST(FreelistHeap, DestructorAndFlushReturnEverythingToTheParent) {
   FaultControl::reset();
   {
     FreelistHeap<FailingHeap> heap;
@@ -72,7 +72,7 @@ TEST(FreelistHeap, DestructorAndClearReturnEverythingToTheParent) {
     for (int i = 0; i < 10; ++i) objects.push_back(heap.malloc(48));
     for (void* p : objects) heap.free(p);
     EXPECT_EQ(FaultControl::live(), 10u) << "cached, not returned yet";
-    heap.clear();
+    heap.flush();
     EXPECT_EQ(FaultControl::live(), 0u);
     for (int i = 0; i < 5; ++i) heap.free(heap.malloc(48));
   }
@@ -86,4 +86,19 @@ TEST(FreelistHeap, FreeOfNullIsANoOp) {
   void* p = heap.malloc(16);
   EXPECT_NE(p, nullptr) << "a null was not pushed onto the list";
   heap.free(p);
+}
+
+TEST(FreelistHeap, ClearForgetsTheListAndClearsAClearableParent) {
+  FaultControl::reset();
+  FreelistHeap<ChunkHeap<1024, FailingHeap>> heap;
+  static_assert(ClearableHeap<decltype(heap)>);
+  static_assert(!ClearableHeap<FreelistHeap<FailingHeap>>, "nothing to clear below");
+  void* a = heap.malloc(32);
+  heap.malloc(32);
+  heap.free(a);
+  heap.clear();
+  EXPECT_EQ(FaultControl::live(), 0u) << "the chunk went back";
+  void* b = heap.malloc(32);
+  EXPECT_EQ(FaultControl::mallocs, 2u) << "a fresh chunk: the list was forgotten, not reused";
+  heap.free(b);
 }

@@ -122,5 +122,5 @@ TEST(KingsleyHeap, PassesTheModelTest) {
 
 TEST(KingsleyHeap, PassesTheModelTestWithLargerObjects) {
   KingsleyHeap heap;
-  strata::test::run_heap_model(heap, {.seed = 22, .operations = 20000, .max_live = 300, .max_size = 1 << 18});
+  strata::test::run_heap_model(heap, {.seed = 22, .operations = 8000, .max_live = 200, .max_size = 1 << 18});
 }

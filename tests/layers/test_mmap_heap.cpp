@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <sys/mman.h>
 
 #include "strata/layers.hpp"
 #include "strata/platform.hpp"
@@ -32,6 +33,20 @@ TEST(MmapHeap, RoundsToWholePages) {
   EXPECT_EQ(heap.getSize(p), 2 * page - 16);
   std::memset(p, 1, page);
   heap.free(p);
+}
+
+TEST(MmapHeap, FreeUnmapsTheWholeMapping) {
+  MmapHeap heap;
+  const std::size_t page = strata::platform::page_size();
+  char* p = static_cast<char*>(heap.malloc(3 * page));  // 4 pages with the header
+  ASSERT_NE(p, nullptr);
+  char* mapping = p - 16;
+  unsigned char residency[4];
+  ASSERT_EQ(::mincore(mapping, 4 * page, residency), 0) << "mapped while live";
+  heap.free(p);
+  errno = 0;
+  EXPECT_EQ(::mincore(mapping, 4 * page, residency), -1);
+  EXPECT_EQ(errno, ENOMEM) << "no page of the mapping is left";
 }
 
 TEST(MmapHeap, ImpossibleRequestsAreNullWithEnomem) {

@@ -3,8 +3,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <thread>
-#include <vector>
 
 #include "strata/layers.hpp"
 
@@ -63,25 +61,4 @@ TEST(SbrkHeap, ExhaustedReservationIsNullWithEnomem) {
   EXPECT_EQ(heap.malloc(1), nullptr) << "nothing left, not even a small block";
   EXPECT_EQ(errno, ENOMEM);
   EXPECT_EQ(heap.malloc(SIZE_MAX), nullptr);
-}
-
-TEST(SbrkHeap, ConcurrentBumpsNeverOverlap) {
-  using Heap = SbrkHeap<std::size_t{16} << 20>;
-  constexpr int kThreads = 4, kPerThread = 1000;
-  std::vector<std::vector<char*>> got(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&got, t] {
-      Heap heap;
-      for (int i = 0; i < kPerThread; ++i) {
-        auto* p = static_cast<char*>(heap.malloc(32));
-        std::memset(p, t, 32);
-        got[t].push_back(p);
-      }
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t)
-    for (char* p : got[t])
-      for (int i = 0; i < 32; ++i) ASSERT_EQ(p[i], t);
-  EXPECT_EQ(Heap::bytes_used(), std::size_t{kThreads} * kPerThread * 32);
 }

@@ -2,3 +2,4 @@
 #pragma once
 #include "strata/layers/heap.hpp"
 #include "strata/layers/general/kingsley_heap.hpp"
+#include "strata/layers/general/lea_heap.hpp"

@@ -6,7 +6,8 @@
 // a list fed objects of mixed sizes hands any of them back for any request — put it
 // under a size-segregating layer (StrictSegHeap) or use it for one class only.
 // Requests smaller than a pointer are rounded up to one (the link must fit).
-// free(nullptr) is a no-op. The destructor returns every cached object to Super.
+// free(nullptr) is a no-op. flush() and the destructor return every cached object
+// to Super; clear() (when Super has one) forgets the list and clears Super.
 #pragma once
 #include <cstddef>
 
@@ -20,7 +21,7 @@ class FreelistHeap : public Super {
   FreelistHeap() = default;
   FreelistHeap(const FreelistHeap&) = delete;
   FreelistHeap& operator=(const FreelistHeap&) = delete;
-  ~FreelistHeap() { clear(); }
+  ~FreelistHeap() { flush(); }
 
   void* malloc(std::size_t size) {
     if (FreeObject* object = head_) {
@@ -38,11 +39,19 @@ class FreelistHeap : public Super {
   }
 
   // Give every cached object back to Super.
-  void clear() {
+  void flush() {
     while (FreeObject* object = head_) {
       head_ = object->next;
       Super::free(object);
     }
+  }
+
+  // Release everything: the cached objects die with Super's memory.
+  void clear()
+    requires ClearableHeap<Super>
+  {
+    head_ = nullptr;
+    Super::clear();
   }
 
  private:

@@ -14,8 +14,9 @@
 // both SizeHeap<...>); a big size goes to BigHeap, otherwise the object returns to
 // bin SizeClass(size): an object of bin c records exactly ClassMaxSize(c), so no
 // downward correction is needed (unlike SegHeap, whose bins also take objects
-// that came from the big heap). "Strict": a bin never borrows from another bin, and when a bin's heap
-// returns nullptr malloc returns nullptr. free(nullptr) is a no-op.
+// that came from the big heap). "Strict": a bin never borrows from another bin,
+// and when a bin's heap returns nullptr malloc returns nullptr.
+// free(nullptr) is a no-op. clear() exists when every heap below is clearable.
 #pragma once
 #include <cstddef>
 
@@ -50,6 +51,22 @@ class StrictSegHeap : public BigHeap {
   }
 
   LittleHeap& bin(std::size_t size_class) noexcept { return little_[size_class]; }
+
+  // Release everything, bins and big heap alike.
+  void clear()
+    requires ClearableHeap<LittleHeap> && ClearableHeap<BigHeap>
+  {
+    for (LittleHeap& little : little_) little.clear();
+    BigHeap::clear();
+  }
+
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
 
  private:
   LittleHeap little_[NumBins];

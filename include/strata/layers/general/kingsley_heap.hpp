@@ -38,7 +38,7 @@ inline constexpr std::size_t kNumBins = 27;       // 16 B << 26 = 1 GiB, the lar
 
 // The smallest class whose size is at least `size` (0 and 1..16 are class 0).
 constexpr std::size_t size_class(std::size_t size) noexcept {
-  return size <= kMinClassSize ? 0 : static_cast<std::size_t>(std::bit_width(size - 1)) - 4;
+  return size <= kMinClassSize ? 0 : static_cast<std::size_t>(std::bit_width(size - 1) - 4);
 }
 
 // The size every object of class c has.

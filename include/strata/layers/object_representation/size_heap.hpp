@@ -48,6 +48,14 @@ class SizeHeap : public Super {
 
   static std::size_t getSize(void* ptr) noexcept { return size_slot(ptr); }
 
+  // Objects here are not Super's objects as Super knows them: hide Super's
+  // object-level extras rather than let them leak through the mixin.
+  void* realloc(void*, std::size_t) = delete;
+  void* calloc(std::size_t, std::size_t) = delete;
+  void* memalign(std::size_t, std::size_t) = delete;
+  void* aligned_alloc(std::size_t, std::size_t) = delete;
+  int posix_memalign(void**, std::size_t, std::size_t) = delete;
+
  private:
   static std::size_t& size_slot(void* object) noexcept {
     return *reinterpret_cast<std::size_t*>(static_cast<char*>(object) - sizeof(std::size_t));

@@ -22,7 +22,8 @@ class MmapHeap {
  public:
   static constexpr std::size_t kHeaderSize = kAlignment;
 
-  void* malloc(std::size_t size) noexcept {
+  // Out of line: a system call anyway; keeps callers' fast paths small.
+  [[gnu::noinline]] void* malloc(std::size_t size) noexcept {
     const std::size_t page = platform::page_size();
     if (size > SIZE_MAX - kHeaderSize - page) {
       errno = ENOMEM;
@@ -35,7 +36,7 @@ class MmapHeap {
     return static_cast<char*>(mapping) + kHeaderSize;
   }
 
-  void free(void* ptr) noexcept {
+  [[gnu::noinline]] void free(void* ptr) noexcept {
     if (ptr == nullptr) return;
     char* mapping = static_cast<char*>(ptr) - kHeaderSize;
     platform::unmap_pages(mapping, *reinterpret_cast<std::size_t*>(mapping));
