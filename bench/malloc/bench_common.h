@@ -174,6 +174,32 @@ static inline unsigned char bench_fill_byte(uint64_t tag) {
   return (unsigned char)((tag >> BENCH_SIZE_BITS) * 131u + 7u);
 }
 
+/* A fresh tagged object of `size` (>= 8) bytes from malloc; aborts on NULL. */
+static inline unsigned char *bench_new_object(uint64_t seq, size_t size) {
+  unsigned char *p = malloc(size);
+  if (p == NULL) bench_fail("malloc returned NULL", NULL);
+  uint64_t tag = bench_tag(seq, size);
+  memcpy(p, &tag, sizeof tag);
+  memset(p + sizeof tag, bench_fill_byte(tag), size - sizeof tag);
+  return p;
+}
+
+/* Checks a tagged object (its tag, last byte, and every byte when
+ * verify_full) and returns its tag; the caller frees it. */
+static inline uint64_t bench_check_object(const unsigned char *p, size_t min_size, size_t max_size, int verify_full) {
+  uint64_t tag;
+  memcpy(&tag, p, sizeof tag);
+  size_t size = bench_tag_size(tag);
+  if (size < min_size || size > max_size) bench_fail("object header overwritten", p);
+  unsigned char fill = bench_fill_byte(tag);
+  if (p[size - 1] != fill) bench_fail("object tail overwritten", p);
+  if (verify_full) {
+    for (size_t i = sizeof tag; i < size; i++)
+      if (p[i] != fill) bench_fail("object body overwritten", p);
+  }
+  return tag;
+}
+
 /* ---- the report ---------------------------------------------------------- */
 
 typedef struct {

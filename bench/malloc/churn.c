@@ -24,29 +24,16 @@ typedef struct {
 } churn_state;
 
 static void *new_object(churn_state *s, size_t size) {
-  unsigned char *p = malloc(size);
-  if (p == NULL) bench_fail("malloc returned NULL", NULL);
-  uint64_t tag = bench_tag(++s->next_seq, size);
-  memcpy(p, &tag, sizeof tag);
-  memset(p + sizeof tag, bench_fill_byte(tag), size - sizeof tag);
+  unsigned char *p = bench_new_object(++s->next_seq, size);
   s->live_bytes += size;
   if (s->live_bytes > s->peak_live_bytes) s->peak_live_bytes = s->live_bytes;
   return p;
 }
 
 static void check_and_free(churn_state *s, unsigned char *p) {
-  uint64_t tag;
-  memcpy(&tag, p, sizeof tag);
-  size_t size = bench_tag_size(tag);
-  if (size < kMinSize || size > kMaxSize) bench_fail("object header overwritten", p);
-  unsigned char fill = bench_fill_byte(tag);
-  if (p[size - 1] != fill) bench_fail("object tail overwritten", p);
-  if (s->verify_full) {
-    for (size_t i = sizeof tag; i < size; i++)
-      if (p[i] != fill) bench_fail("object body overwritten", p);
-  }
+  uint64_t tag = bench_check_object(p, kMinSize, kMaxSize, s->verify_full);
   s->checksum += tag;
-  s->live_bytes -= size;
+  s->live_bytes -= bench_tag_size(tag);
   free(p);
 }
 

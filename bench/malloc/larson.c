@@ -73,29 +73,17 @@ typedef struct side {
 } side;
 
 static void *new_object(side *s, size_t size) {
-  unsigned char *p = malloc(size);
-  if (p == NULL) bench_fail("malloc returned NULL", NULL);
-  uint64_t tag = bench_tag(s->seq_base + ++s->next_seq, size);
-  memcpy(p, &tag, sizeof tag);
-  memset(p + sizeof tag, bench_fill_byte(tag), size - sizeof tag);
+  unsigned char *p = bench_new_object(s->seq_base + ++s->next_seq, size);
   atomic_store_explicit(&s->net_bytes, atomic_load_explicit(&s->net_bytes, memory_order_relaxed) + (int64_t)size,
                         memory_order_relaxed);
   return p;
 }
 
 static void check_and_free(side *s, unsigned char *p) {
-  uint64_t tag;
-  memcpy(&tag, p, sizeof tag);
-  size_t size = bench_tag_size(tag);
-  if (size < kMinSize || size > kMaxSize) bench_fail("object header overwritten", p);
-  unsigned char fill = bench_fill_byte(tag);
-  if (p[size - 1] != fill) bench_fail("object tail overwritten", p);
-  if (s->verify_full) {
-    for (size_t i = sizeof tag; i < size; i++)
-      if (p[i] != fill) bench_fail("object body overwritten", p);
-  }
+  uint64_t tag = bench_check_object(p, kMinSize, kMaxSize, s->verify_full);
   s->checksum += tag;
-  atomic_store_explicit(&s->net_bytes, atomic_load_explicit(&s->net_bytes, memory_order_relaxed) - (int64_t)size,
+  atomic_store_explicit(&s->net_bytes,
+                        atomic_load_explicit(&s->net_bytes, memory_order_relaxed) - (int64_t)bench_tag_size(tag),
                         memory_order_relaxed);
   free(p);
 }
