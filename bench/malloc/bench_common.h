@@ -158,6 +158,14 @@ static void *bench_map(size_t bytes) {
   return p;
 }
 
+/* A bad option value ends the program with status 2, naming the option. */
+static inline void bench_require_positive(const char *prog, const char *option, uint64_t value) {
+  if (value == 0) {
+    fprintf(stderr, "%s: %s must be at least 1\n", prog, option);
+    exit(2);
+  }
+}
+
 /* ---- object tags ------------------------------------------------------- */
 
 /* Every object starts with a 64-bit tag: sequence number above, requested

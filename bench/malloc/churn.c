@@ -41,10 +41,7 @@ int main(int argc, char **argv) {
   bench_flags flags = bench_parse(argc, argv, options, sizeof options / sizeof options[0]);
   bench_check_origin(&flags);
   const uint64_t ops = options[0].value, window = options[1].value;
-  if (window == 0) {
-    fprintf(stderr, "%s: --window must be at least 1\n", argv[0]);
-    return 2;
-  }
+  bench_require_positive(argv[0], "--window", window);
   bench_rng rng = {options[2].value};
   unsigned char **slots = bench_map(window * sizeof *slots);
   churn_state s = {0, 0, 0, 0, flags.verify_full};

@@ -137,10 +137,7 @@ int main(int argc, char **argv) {
   bench_check_origin(&flags);
   const uint64_t ops = options[0].value, window = options[1].value, generations = options[2].value;
   const uint64_t seed = options[3].value;
-  if (window == 0) {
-    fprintf(stderr, "%s: --window must be at least 1\n", argv[0]);
-    return 2;
-  }
+  bench_require_positive(argv[0], "--window", window);
 
   static ring rings[2];
   static _Atomic int done[2];
