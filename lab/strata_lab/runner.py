@@ -1,6 +1,7 @@
 """Running the measured program: environment, preload order, exit status,
 peak RSS, and an optional sampler called while it runs."""
 import os
+import select
 import signal
 import subprocess
 import time
@@ -58,6 +59,20 @@ def environment(preload: Sequence[str], variables: dict) -> dict:
     return env
 
 
+def _sample_until_exit(pid: int, sampler: Callable[[int], None], interval_s: float) -> None:
+    """Calls sampler(pid) now and every interval_s until the process exits,
+    returning as soon as it does (a pidfd becomes readable at exit), so a long
+    interval does not keep a short program's caller waiting."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            sampler(pid)
+            if select.select([pidfd], [], [], interval_s)[0]:
+                return
+    finally:
+        os.close(pidfd)
+
+
 def run(command: Sequence[str], preload: Sequence[str], variables: dict,
         sampler: Optional[Callable[[int], None]] = None, interval_s: float = 0.01,
         quiet: bool = False) -> RunResult:
@@ -72,16 +87,9 @@ def run(command: Sequence[str], preload: Sequence[str], variables: dict,
                                    stdout=subprocess.DEVNULL if quiet else None)
     except OSError as error:
         raise LabError(f"cannot start {command[0]}: {error.strerror}") from None
-    while True:
-        if sampler is not None:
-            sampler(process.pid)
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid == process.pid:
-            break
-        if sampler is None:
-            pid, status, usage = os.wait4(process.pid, 0)
-            break
-        time.sleep(interval_s)
+    if sampler is not None:
+        _sample_until_exit(process.pid, sampler, interval_s)
+    pid, status, usage = os.wait4(process.pid, 0)
     wall = time.monotonic_ns() - start
     process.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen quiet
     return RunResult(list(command), process.pid, process.returncode, wall, usage.ru_maxrss * 1024)
