@@ -49,7 +49,7 @@ constexpr double kCell = 1.0 / kGrid;
 constexpr double kRadius = 0.01;
 static_assert(2 * kRadius < kCell);
 constexpr double kDrainWidth = 0.15;  // the hole in the floor: x < kDrainWidth
-constexpr std::uint64_t kEventsPerScale = 200'000;
+constexpr std::uint64_t kEventsPerScale = 50'000;
 
 struct Ball {
   double x = 0, y = 0;    // position at time t0

@@ -53,7 +53,7 @@ using strata::workload::NaiveRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
 
-constexpr std::uint64_t kConnectionsPerScale = 40;
+constexpr std::uint64_t kConnectionsPerScale = 10;
 constexpr int kOpenConnections = 4;
 constexpr int kMaxRequestsPerConnection = 200;
 
