@@ -85,11 +85,11 @@ struct Undo {
 
 constexpr std::uint64_t kDead = 1;
 
-std::uint64_t mix_id(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t z = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return (z ^ (z >> 31)) >> 2;  // below 2^62: ids never look like a free tag
+// The naive hash set's hash of a serial number (splitmix64's finalizer).
+std::uint64_t hash_serial(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
 // ------------------------------------------------------------ the policies --
@@ -182,7 +182,7 @@ struct NaivePolicy {
    private:
     static Header* tombstone() { return reinterpret_cast<Header*>(alignof(Header)); }
     std::size_t mask() const { return slots_.size() - 1; }
-    std::size_t home(std::uint64_t serial) const { return mix_id(serial, 0) & mask(); }
+    std::size_t home(std::uint64_t serial) const { return hash_serial(serial) & mask(); }
 
     void insert(Header* h) {
       if ((live_ + tombstones_ + 1) * 4 > slots_.size() * 3) rehash(live_ * 2 > slots_.size() / 2 ? slots_.size() * 2 : slots_.size());
