@@ -218,7 +218,8 @@ std::uint64_t run(const Options& o) {
   std::vector<Buffer> cache;  // compressed images and some inputs, evicted at random
   std::uint64_t bytes_in = 0, bytes_out = 0, merges = 0;
   for (std::uint64_t f = 0; f < o.scale * kFilesPerScale; ++f) {
-    const auto size = static_cast<std::size_t>(std::exp(std::log(kMinSize) + rng.unit() * (std::log(kMaxSize) - std::log(kMinSize))));
+    const double log_size = std::log(kMinSize) + rng.unit() * (std::log(kMaxSize) - std::log(kMinSize));
+    const auto size = static_cast<std::size_t>(std::exp(log_size));
     Buffer input = Buffer::allocate(size);
     input.size = size;
     generate(input, rng);
@@ -230,7 +231,8 @@ std::uint64_t run(const Options& o) {
     Buffer unpacked = decompress(packed);
     if (unpacked.data != nullptr) delta_decode(unpacked);
     if (unpacked.data == nullptr || unpacked.size != input.size || std::memcmp(unpacked.data, input.data, size) != 0) {
-      std::fprintf(stderr, "strata-wl-bigbuf: file %llu did not survive compression\n", static_cast<unsigned long long>(f));
+      std::fprintf(stderr, "strata-wl-bigbuf: file %llu did not survive compression\n",
+                   static_cast<unsigned long long>(f));
       std::exit(1);
     }
     unpacked.release();

@@ -164,7 +164,8 @@ class Num {
       std::int64_t borrow = 0;
       for (std::uint32_t i = 0; i < n; ++i) {
         const std::uint64_t p = qhat * v[i];
-        const std::int64_t t = static_cast<std::int64_t>(u[i + j]) - borrow - static_cast<std::int64_t>(p & 0xffffffffU);
+        const std::int64_t t =
+            static_cast<std::int64_t>(u[i + j]) - borrow - static_cast<std::int64_t>(p & 0xffffffffU);
         u[i + j] = static_cast<std::uint32_t>(t);
         borrow = static_cast<std::int64_t>(p >> 32) - (t >> 32);
       }
@@ -368,7 +369,8 @@ std::uint64_t run(const Options& o) {
     Num product(1);
     for (const Num& f : found) product = product * f;
     if (compare(product, n) != 0 || found.size() != primes.size() ||
-        !std::equal(found.begin(), found.end(), primes.begin(), [](const Num& a, const Num& b) { return compare(a, b) == 0; })) {
+        !std::equal(found.begin(), found.end(), primes.begin(),
+                    [](const Num& a, const Num& b) { return compare(a, b) == 0; })) {
       std::fprintf(stderr, "strata-wl-cfrac: wrong factorization of number %llu\n", static_cast<unsigned long long>(k));
       std::exit(1);
     }
@@ -379,7 +381,8 @@ std::uint64_t run(const Options& o) {
   }
   for (const Num& r : results) r.digest(sum);
   std::printf("cfrac: %llu numbers factored into %llu primes\n",
-              static_cast<unsigned long long>(o.scale * kNumbersPerScale), static_cast<unsigned long long>(factors_found));
+              static_cast<unsigned long long>(o.scale * kNumbersPerScale),
+              static_cast<unsigned long long>(factors_found));
   return sum.value();
 }
 

@@ -302,8 +302,9 @@ class Evaluation {
     const float* a = input(node.a);
     const float* b = input(node.b);
     const std::size_t groups = static_cast<std::size_t>(node.op);
-    auto* lists = static_cast<GrowArray<std::uint32_t, Arena>*>(node_.alloc(groups * sizeof(GrowArray<std::uint32_t, Arena>)));
-    for (std::size_t g = 0; g < groups; ++g) new (&lists[g]) GrowArray<std::uint32_t, Arena>(node_, 2);
+    using List = GrowArray<std::uint32_t, Arena>;
+    auto* lists = static_cast<List*>(node_.alloc(groups * sizeof(List)));
+    for (std::size_t g = 0; g < groups; ++g) new (&lists[g]) List(node_, 2);
     for (std::size_t i = 0; i < n_; ++i) {
       const float key = std::fabs(a[i]) * static_cast<float>(groups) * 7.0f;
       const std::size_t g = static_cast<std::size_t>(key) % groups;
@@ -444,12 +445,18 @@ std::vector<Node> make_graph(Rng& rng, std::size_t nodes) {
     const auto type = static_cast<NodeType>(rng.below(static_cast<std::uint64_t>(NodeType::count)));
     Node node{type, pick(), pick(), 0, 1.0f};
     switch (type) {
-      case NodeType::noise: node = {type, -1, -1, static_cast<int>(rng.below(4)), static_cast<float>(1 + 3 * rng.unit())}; break;
+      case NodeType::noise:
+        node = {type, -1, -1, static_cast<int>(rng.below(4)), static_cast<float>(1 + 3 * rng.unit())};
+        break;
       case NodeType::math: node.op = static_cast<int>(rng.below(4)); break;
       case NodeType::offset: node.b = -1; node.param = static_cast<float>(0.05 * rng.unit()); break;
       case NodeType::select: node.b = -1; node.param = static_cast<float>(rng.unit() * 0.5 - 0.25); break;
       case NodeType::group_mean: node.op = static_cast<int>(rng.between(16, 400)); break;
-      case NodeType::string_roundtrip: node.b = -1; node.op = static_cast<int>(rng.below(5)); node.param = static_cast<float>(rng.unit()); break;
+      case NodeType::string_roundtrip:
+        node.b = -1;
+        node.op = static_cast<int>(rng.below(5));
+        node.param = static_cast<float>(rng.unit());
+        break;
       case NodeType::sort_rank: node.b = -1; node.param = rng.chance(0.5) ? 1.0f : -1.0f; break;
       case NodeType::blur: node.b = -1; node.param = static_cast<float>(rng.between(8, 64)); break;
       case NodeType::count: break;

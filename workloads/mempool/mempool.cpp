@@ -185,7 +185,10 @@ struct NaivePolicy {
     std::size_t home(std::uint64_t serial) const { return hash_serial(serial) & mask(); }
 
     void insert(Header* h) {
-      if ((live_ + tombstones_ + 1) * 4 > slots_.size() * 3) rehash(live_ * 2 > slots_.size() / 2 ? slots_.size() * 2 : slots_.size());
+      // Over 3/4 full: double when live objects fill over 1/4, else just
+      // sweep the tombstones out.
+      if ((live_ + tombstones_ + 1) * 4 > slots_.size() * 3)
+        rehash(live_ * 4 > slots_.size() ? slots_.size() * 2 : slots_.size());
       std::size_t i = home(h->serial);
       while (slots_[i] != nullptr && slots_[i] != tombstone()) i = (i + 1) & mask();
       if (slots_[i] == tombstone()) --tombstones_;

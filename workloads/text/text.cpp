@@ -352,8 +352,9 @@ void report(const Hash& counts, Array<Str>& lines) {
   char buffer[160];
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string_view w = rows[i].word.view();
-    std::snprintf(buffer, sizeof buffer, "%5zu %-24.*s %8llu", i + 1, static_cast<int>(std::min<std::size_t>(w.size(), 100)),
-                  w.data(), static_cast<unsigned long long>(rows[i].count));
+    const int width = static_cast<int>(std::min<std::size_t>(w.size(), 100));
+    std::snprintf(buffer, sizeof buffer, "%5zu %-24.*s %8llu", i + 1, width, w.data(),
+                  static_cast<unsigned long long>(rows[i].count));
     lines.push(Str(buffer));
   }
 }
@@ -379,7 +380,8 @@ std::uint64_t run(const Options& o) {
       words_total += words.size();
       for (std::size_t k = 0; k < words.size(); ++k) counts.add(words[k].view(), 1);
       if (!join_split_roundtrip(words, sum)) {
-        std::fprintf(stderr, "strata-wl-text: join/split mismatch in batch %llu\n", static_cast<unsigned long long>(batch));
+        std::fprintf(stderr, "strata-wl-text: join/split mismatch in batch %llu\n",
+                     static_cast<unsigned long long>(batch));
         std::exit(1);
       }
       rewritten.push(rewrite(lines[i].view()));
