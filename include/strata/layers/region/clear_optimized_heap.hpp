@@ -19,8 +19,9 @@
 //     at most four words to scan), so a freed 64-byte object serves a
 //     48-byte request; a bigger slot is split, the rest waiting as a slot of
 //     its own. Constant time, no coalescing.
-//   * one list per power of two for larger slots; a request takes from a list
-//     whose every slot fits (no split).
+//   * one list per power of two for larger slots; a request takes the first
+//     slot of its own list if it fits, else one of a list whose every slot
+//     fits (no split).
 // kInstrumented: the links are touched through instrument::expose/hide,
 // because under ASan or Valgrind a freed object is hidden from everybody.
 // Limits: no coalescing (clear() resets everything); aligned requests above
@@ -149,11 +150,15 @@ class ClearOptimizedHeap : public Super {
   // A waiting large slot of at least slot_bytes (whole: no split).
   template <bool kInstrumented>
   void* takeLarge(std::size_t slot_bytes) noexcept {
-    const std::size_t first = std::bit_width(slot_bytes - 1);  // every slot of list >= first fits
-    if (first >= kLargeLists) return nullptr;
-    const std::uint64_t bits = large_mask_ & (~std::uint64_t{0} << first);
-    if (bits == 0) return nullptr;
-    const std::size_t list = static_cast<std::size_t>(std::countr_zero(bits));
+    std::size_t list = std::bit_width(slot_bytes) - 1;  // the list slot_bytes itself belongs to:
+    FreeObject* head = large_[list];                     // its first slot may fit
+    if (head == nullptr || large_header_of(head)->slot_bytes < slot_bytes) {
+      const std::size_t first = list + 1;  // every slot of these lists fits
+      if (first >= kLargeLists) return nullptr;
+      const std::uint64_t bits = large_mask_ & (~std::uint64_t{0} << first);
+      if (bits == 0) return nullptr;
+      list = static_cast<std::size_t>(std::countr_zero(bits));
+    }
     FreeObject* object = pop<kInstrumented>(large_[list]);
     if (large_[list] == nullptr) large_mask_ &= ~(std::uint64_t{1} << list);
     freed_bytes_ -= large_header_of(object)->slot_bytes - kLargeHeaderBytes - 1;

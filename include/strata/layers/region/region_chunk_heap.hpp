@@ -38,7 +38,7 @@ namespace strata::layers {
 inline constexpr std::size_t kChunkHeaderBytes = 32;
 
 // A stretch of memory [begin, end) handed to the layer above.
-struct Run {
+struct ChunkRun {
   char* begin = nullptr;
   char* end = nullptr;
 };
@@ -63,8 +63,8 @@ class RegionChunkHeap : public Super {
   }
 
   // The payload of the next chunk, at least `bytes` long (chunks kept by
-  // clear() first, else a new one); an empty Run + ENOMEM when out of memory.
-  Run nextRun(std::size_t bytes) noexcept {
+  // clear() first, else a new one); an empty ChunkRun + ENOMEM when out of memory.
+  ChunkRun nextRun(std::size_t bytes) noexcept {
     if (bytes > SIZE_MAX / 4) {
       errno = ENOMEM;
       return {};
@@ -139,7 +139,7 @@ class RegionChunkHeap : public Super {
   static_assert(sizeof(Chunk) < kChunkHeaderBytes);
 
   static std::size_t payloadBytes(const Chunk* c) noexcept { return c->bytes - kChunkHeaderBytes; }
-  static Run runOf(Chunk* c) noexcept {
+  static ChunkRun runOf(Chunk* c) noexcept {
     char* base = reinterpret_cast<char*>(c);
     return {base + kChunkHeaderBytes, base + c->bytes};
   }

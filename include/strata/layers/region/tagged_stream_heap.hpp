@@ -229,7 +229,7 @@ class TaggedStreamHeap : public Super {
     catchUp();
     std::uintptr_t start = slotStart(lead, alignment);
     if (start + slot > run_end_) {
-      Run run = Super::nextRun(slot + alignment);
+      ChunkRun run = Super::nextRun(slot + alignment);
       if (run.begin == nullptr) return nullptr;  // ENOMEM set
       cursor_->bump = walked_ = reinterpret_cast<std::uintptr_t>(run.begin);
       run_end_ = reinterpret_cast<std::uintptr_t>(run.end);
