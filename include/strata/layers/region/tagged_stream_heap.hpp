@@ -176,18 +176,13 @@ class TaggedStreamHeap : public Super {
     refreshWindow();
   }
 
-  // Count the slots bumped inline since the last call (amortised O(1)).
+  // Count the slots bumped since the last call by walking their tags: every
+  // slot once per round, and only when somebody asks (statistics, free), so
+  // the bump itself counts nothing (amortised O(1)).
   void catchUp() const noexcept {
-    std::uintptr_t s = walked_;
-    const std::uintptr_t end = cursor_->bump;
-    while (s < end) {
-      const auto* object = reinterpret_cast<const void*>(s);
-      std::size_t slot = tag_of(object) * kTagGranule;
-      if (slot == 0) slot = reinterpret_cast<const LargeHeader*>(s)->slot_bytes;
-      countSlot(slot);
-      s += slot;
-    }
-    walked_ = s;
+    for (std::size_t i = 0; i < pending_count_; ++i) walk(pending_[i].begin, pending_[i].end);
+    pending_count_ = 0;
+    walked_ = walk(walked_, cursor_->bump);
   }
 
   // Objects (and their usable bytes) handed out since clear(), freed or not;
@@ -205,9 +200,28 @@ class TaggedStreamHeap : public Super {
   static std::size_t usableOfSlot(std::size_t slot) noexcept {
     return slot > kMaxTaggedSlot ? slot - kLargeHeaderBytes - 1 : slot - 1;
   }
-  void countSlot(std::size_t slot) const noexcept {
-    ++slots_;
-    slot_bytes_ += usableOfSlot(slot);
+  // Counts the slots of [s, end); returns end.
+  std::uintptr_t walk(std::uintptr_t s, std::uintptr_t end) const noexcept {
+    while (s < end) {
+      std::size_t slot = tag_of(reinterpret_cast<const void*>(s)) * kTagGranule;
+      if (slot == 0) slot = reinterpret_cast<const LargeHeader*>(s)->slot_bytes;
+      ++slots_;
+      slot_bytes_ += usableOfSlot(slot);
+      s += slot;
+    }
+    return s;
+  }
+
+  // The stream leaves its run: what it bumped there and nobody walked yet is
+  // walked later (a few runs are remembered; more are walked now).
+  void leaveRun() noexcept {
+    if (walked_ >= cursor_->bump) return;
+    if (pending_count_ == kPendingRuns) {
+      walk(pending_[0].begin, pending_[0].end);
+      for (std::size_t i = 1; i < kPendingRuns; ++i) pending_[i - 1] = pending_[i];
+      --pending_count_;
+    }
+    pending_[pending_count_++] = {walked_, cursor_->bump};
   }
 
   void refreshWindow() noexcept {
@@ -219,6 +233,7 @@ class TaggedStreamHeap : public Super {
     cursor_->bump = 0;
     run_end_ = 0;
     walked_ = 0;
+    pending_count_ = 0;
     slots_ = slot_bytes_ = fillers_ = filler_bytes_ = 0;
     refreshWindow();
   }
@@ -226,11 +241,11 @@ class TaggedStreamHeap : public Super {
   // A slot of `slot` bytes whose object (`lead` bytes into it) is aligned to
   // `alignment`; the gap before it becomes filler slots nobody owns.
   void* place(std::size_t lead, std::size_t slot, std::size_t alignment) noexcept {
-    catchUp();
     std::uintptr_t start = slotStart(lead, alignment);
     if (start + slot > run_end_) {
       ChunkRun run = Super::nextRun(slot + alignment);
       if (run.begin == nullptr) return nullptr;  // ENOMEM set
+      leaveRun();
       cursor_->bump = walked_ = reinterpret_cast<std::uintptr_t>(run.begin);
       run_end_ = reinterpret_cast<std::uintptr_t>(run.end);
       start = slotStart(lead, alignment);
@@ -238,8 +253,7 @@ class TaggedStreamHeap : public Super {
     fill(cursor_->bump, start);
     auto* object = reinterpret_cast<char*>(start + lead);
     set_tag(reinterpret_cast<void*>(start), lead == 0 ? slot / kTagGranule : 0);
-    cursor_->bump = walked_ = start + slot;
-    countSlot(slot);
+    cursor_->bump = start + slot;  // counted when walked
     refreshWindow();
     return object;
   }
@@ -248,12 +262,11 @@ class TaggedStreamHeap : public Super {
     return align_up(cursor_->bump + lead, alignment) - lead;
   }
 
-  // Filler slots over [from, to): counted as slots, never handed out.
+  // Filler slots over [from, to): walked as slots, never handed out.
   void fill(std::uintptr_t from, std::uintptr_t to) noexcept {
     while (from < to) {
       const std::size_t slot = std::min<std::size_t>(to - from, kMaxTaggedSlot);
       set_tag(reinterpret_cast<void*>(from), slot / kTagGranule);
-      countSlot(slot);
       ++fillers_;
       filler_bytes_ += usableOfSlot(slot);
       from += slot;
@@ -326,7 +339,14 @@ class TaggedStreamHeap : public Super {
   LargeHeader* mapped_ = nullptr;
   std::size_t mapped_objects_ = 0;
   std::size_t mapped_bytes_ = 0;
-  // Statistics of the stream, walked up to walked_ (mutable: catchUp is a read).
+  // Statistics of the stream, walked up to walked_ in the current run, and
+  // earlier runs' stretches not walked yet (mutable: catchUp is a read).
+  struct Stretch {
+    std::uintptr_t begin, end;
+  };
+  static constexpr std::size_t kPendingRuns = 16;
+  mutable Stretch pending_[kPendingRuns] = {};
+  mutable std::size_t pending_count_ = 0;
   mutable std::uintptr_t walked_ = 0;
   mutable std::size_t slots_ = 0;
   mutable std::size_t slot_bytes_ = 0;
