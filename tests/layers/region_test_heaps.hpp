@@ -8,18 +8,24 @@
 
 namespace strata::test {
 
+// A layer with an instrumented mode (ClearOptimizedHeap) is used in it: the
+// links it keeps in freed objects are then written through expose/hide.
 template <class H>
 struct RegionOwner {
+  static constexpr bool kInstrumentedMode = requires(H h, void* p) { h.template free<true>(p); };
   H& heap;
   void* malloc(std::size_t size) {
-    void* p = heap.malloc(size);
+    void* p;
+    if constexpr (kInstrumentedMode) p = heap.template malloc<true>(size);
+    else p = heap.malloc(size);
     if (p != nullptr) strata::layers::instrument::expose(p, heap.getSize(p));
     return p;
   }
   void free(void* p) {
     if (p == nullptr) return;
     strata::layers::instrument::hide(p, heap.getSize(p));
-    heap.free(p);
+    if constexpr (kInstrumentedMode) heap.template free<true>(p);
+    else heap.free(p);
   }
   std::size_t getSize(void* p) { return heap.getSize(p); }
 };
