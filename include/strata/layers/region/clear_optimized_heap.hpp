@@ -75,9 +75,15 @@ class ClearOptimizedHeap : public Super {
   }
 
   void clear() noexcept {
-    for (auto& list : small_) list = nullptr;
-    for (auto& list : large_) list = nullptr;
-    for (auto& mask : small_mask_) mask = 0;
+    // Only the lists the masks name hold anything: a round without frees
+    // clears nothing here.
+    for (std::size_t word = 0; word < kSmallLists / 64; ++word) {
+      for (std::uint64_t bits = small_mask_[word]; bits != 0; bits &= bits - 1)
+        small_[word * 64 + static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
+      small_mask_[word] = 0;
+    }
+    for (std::uint64_t bits = large_mask_; bits != 0; bits &= bits - 1)
+      large_[static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
     large_mask_ = 0;
     waiting_ = freed_objects_ = freed_bytes_ = 0;
     Super::openInline(kInlineClosedFreed);
