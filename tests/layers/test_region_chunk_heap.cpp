@@ -1,5 +1,5 @@
-// ChunkSource and RegionChunkHeap: runs from doubling chunks, kept and
-// replayed across clear(), given back when a round no longer needs them.
+// RegionChunkHeap: runs from doubling chunks, kept and replayed across
+// clear(), given back when a round no longer needs them.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -15,22 +15,6 @@ using strata::layers::RegionChunkHeap;
 using strata::layers::ChunkRun;
 
 std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
-
-TEST(ChunkSource, CountsWhatItHoldsAndReusesGivenBackMappings) {
-  ChunkSource source;
-  void* a = source.map(64 * 1024);
-  ASSERT_NE(a, nullptr);
-  EXPECT_EQ(source.bytesHeld(), 64u * 1024);
-  EXPECT_EQ(source.mappings(), 1u);
-  strata::layers::instrument::expose(a, 64 * 1024);
-  static_cast<char*>(a)[100] = 1;  // really mapped, writable
-  source.unmap(a, 64 * 1024);
-  EXPECT_EQ(source.bytesHeld(), 0u);
-  EXPECT_EQ(source.mappings(), 0u);
-  void* b = source.map(64 * 1024);  // the process-wide cache gives it back
-  EXPECT_EQ(b, a);
-  source.unmap(b, 64 * 1024);
-}
 
 using Region = RegionChunkHeap<ChunkSource>;  // 8 KiB first chunk, doubling
 
