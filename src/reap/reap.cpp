@@ -192,6 +192,8 @@ strata_reap* strata_reap_create(strata_reap* parent) {
   if (base == nullptr) return nullptr;
   instrument::expose(base, kHeaderBytes);
   auto* reap = new (base) strata_reap;
+  // The inline path finds the head at the reap's own address (first base).
+  if (static_cast<void*>(static_cast<strata_reap_head*>(reap)) != base) std::abort();
   reap->version = STRATA_REAP_HEAD_VERSION;
   reap->useCursor(reap);  // the stream bumps through the public head
   reap->mapping_bytes = bytes;
