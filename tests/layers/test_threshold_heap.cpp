@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core_test_heaps.hpp"
 #include "strata/layers.hpp"
@@ -80,6 +81,35 @@ TEST(ThresholdHeap, ALargeRequestConsolidatesFirst) {
   EXPECT_EQ(heap.getSize(a), merged);
   heap.free(medium);
   heap.free(large);
+  heap.free(guard);
+}
+
+TEST(ThresholdHeap, AMissConsolidatesOnceTheListsHoldEnough) {
+  // The program's small sizes drift: 4,000 chunks of one size are freed, then
+  // another size is wanted. The first miss hands the cached chunks back, so
+  // the new size is carved from them instead of from fresh memory.
+  FaultControl::reset();
+  Quick heap;
+  std::vector<void*> old_size(4000);
+  for (void*& p : old_size) p = heap.malloc(24);
+  for (void* p : old_size) heap.free(p);
+  const std::size_t used = heap.arena_used();
+  std::vector<void*> new_size(2000);
+  for (void*& p : new_size) ASSERT_NE(p = heap.malloc(40), nullptr);
+  EXPECT_LT(heap.arena_used() - used, std::size_t{4096}) << "reused the consolidated chunks";
+  for (void* p : new_size) heap.free(p);
+}
+
+TEST(ThresholdHeap, AMissBelowTheHeldBoundKeepsTheLists) {
+  FaultControl::reset();
+  Quick heap;
+  void* a = heap.malloc(24);
+  void* guard = heap.malloc(24);
+  heap.free(a);
+  void* b = heap.malloc(40);  // a miss, but the lists hold 32 bytes only
+  EXPECT_FALSE(heap.isFree(a)) << "still cached: no consolidation for a small hoard";
+  EXPECT_EQ(heap.malloc(24), a);
+  heap.free(b);
   heap.free(guard);
 }
 

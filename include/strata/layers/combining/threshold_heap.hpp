@@ -3,14 +3,21 @@
 // through exact-size LIFO quick lists (one SLList per 16-byte size) instead of
 // being coalesced, and the quick lists are handed back to the coalescing heap
 // ("consolidated", as dlmalloc's malloc_consolidate does) when a request of
-// ConsolidateRequest bytes or more arrives, or when Super runs out of memory.
+// ConsolidateRequest bytes or more arrives, when a small request misses its
+// list while the lists hold kConsolidateHeldBytes or more, or when Super runs
+// out of memory. The second rule is dlmalloc's bound on its fast bins (it
+// consolidates before extending the heap): without it, chunks of sizes the
+// program has stopped asking for stay stranded on their lists while Super takes
+// fresh memory for the sizes it now wants, and a program whose small sizes
+// drift (bignums, strings) grows without bound.
 //
 // Super is the medium heap: a CoalesceHeap chain (getSize is the chunk size).
 // Quick-list chunks stay "in use" as far as Super knows, so they are never merged
 // while cached. malloc(sz <= QuickMax) pops the list of the smallest size >= sz;
 // free files a chunk by its exact size (sizes above QuickMax go to Super).
 //
-// Limits: cached chunks are held until the next consolidation; nullptr from Super
+// Limits: cached chunks are held until the next consolidation (at most about
+// kConsolidateHeldBytes once a miss has been seen); nullptr from Super
 // (after one consolidation and retry) is passed on. free(nullptr) is a no-op.
 #pragma once
 #include <cstddef>
@@ -31,9 +38,18 @@ class ThresholdHeap : public Super {
   ThresholdHeap& operator=(const ThresholdHeap&) = delete;
   ~ThresholdHeap() { consolidate(); }
 
+  // Bytes the quick lists may hold before a miss consolidates them
+  // (dlmalloc's FASTBIN_CONSOLIDATION_THRESHOLD).
+  static constexpr std::size_t kConsolidateHeldBytes = std::size_t{64} << 10;
+
   void* malloc(std::size_t size) {
     if (size <= QuickMax) {
-      if (void* ptr = quick_[list_for_request(size)].get()) return ptr;
+      const std::size_t list = list_for_request(size);
+      if (void* ptr = quick_[list].get()) {
+        held_bytes_ -= (list + 1) * kAlignment;
+        return ptr;
+      }
+      if (held_bytes_ >= kConsolidateHeldBytes) consolidate();
     } else if (size >= ConsolidateRequest && holding_) {
       consolidate();
     }
@@ -53,6 +69,7 @@ class ThresholdHeap : public Super {
       return;
     }
     quick_[size / kAlignment - 1].insert(ptr);
+    held_bytes_ += size;
     holding_ = true;
   }
 
@@ -62,6 +79,7 @@ class ThresholdHeap : public Super {
   {
     for (SLList& list : quick_) list = SLList{};
     holding_ = false;
+    held_bytes_ = 0;
     Super::clear();
   }
 
@@ -78,6 +96,7 @@ class ThresholdHeap : public Super {
     for (SLList& list : quick_)
       while (void* ptr = list.get()) Super::free(ptr);
     holding_ = false;
+    held_bytes_ = 0;
   }
 
  private:
@@ -87,7 +106,8 @@ class ThresholdHeap : public Super {
   }
 
   SLList quick_[kLists];
-  bool holding_ = false;  // some quick list may be non-empty
+  bool holding_ = false;        // some quick list may be non-empty
+  std::size_t held_bytes_ = 0;  // chunk bytes on the quick lists
 };
 
 }  // namespace strata::layers
