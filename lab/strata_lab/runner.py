@@ -3,6 +3,7 @@ peak RSS, and an optional sampler called while it runs."""
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
@@ -17,12 +18,17 @@ class RunResult:
     returncode: int            # as subprocess: negative = killed by that signal
     wall_ns: int
     peak_rss_bytes: int        # ru_maxrss of the program (and any children it waited for)
+    stdout: Optional[str] = None       # with capture=True: everything it printed
+    stderr_tail: Optional[str] = None  # with capture=True: the last STDERR_TAIL_BYTES of its stderr
+    timed_out: bool = False            # killed (with its process group) after timeout_s
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0
 
     def status(self) -> str:
+        if self.timed_out:
+            return "timed out (killed)"
         if self.returncode < 0:
             try:
                 name = signal.Signals(-self.returncode).name
@@ -58,30 +64,75 @@ def environment(preload: Sequence[str], variables: dict) -> dict:
     return env
 
 
+STDERR_TAIL_BYTES = 4096
+
+
 def run(command: Sequence[str], preload: Sequence[str], variables: dict,
         sampler: Optional[Callable[[int], None]] = None, interval_s: float = 0.01,
-        quiet: bool = False) -> RunResult:
+        quiet: bool = False, capture: bool = False, timeout_s: Optional[float] = None,
+        cwd: Optional[str] = None) -> RunResult:
     """Runs command to completion. sampler(pid), if given, is called right after
-    the start and then every interval_s while the program runs."""
+    the start and then every interval_s while the program runs.
+
+    capture: keep its stdout and the tail of its stderr (through files, so a
+    chatty program never blocks on a full pipe). timeout_s: after that long the
+    program and everything it started are killed (it runs in a process group
+    of its own for that, and is killed too if we are interrupted)."""
     if not command:
         raise LabError("no command given (put it after --)")
+    if timeout_s is not None and timeout_s <= 0:
+        raise LabError(f"timeout {timeout_s}: must be > 0 seconds")
     env = environment(preload, variables)
-    start = time.monotonic_ns()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        streams = {"stdout": out, "stderr": err} if capture else {
+            "stdout": subprocess.DEVNULL if quiet else None}
+        start = time.monotonic_ns()
+        try:
+            process = subprocess.Popen(list(command), env=env, cwd=cwd, start_new_session=timeout_s is not None,
+                                       **streams)
+        except OSError as error:
+            raise LabError(f"cannot start {command[0]}: {error.strerror}") from None
+        deadline = None if timeout_s is None else start + int(timeout_s * 1e9)
+        timed_out = False
+        try:
+            while True:
+                if sampler is not None:
+                    sampler(process.pid)
+                pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+                if pid == process.pid:
+                    break
+                if sampler is None and deadline is None:
+                    pid, status, usage = os.wait4(process.pid, 0)
+                    break
+                if deadline is not None and time.monotonic_ns() >= deadline:
+                    timed_out = True
+                    _kill_group(process.pid)
+                    pid, status, usage = os.wait4(process.pid, 0)
+                    break
+                time.sleep(interval_s if sampler is not None else min(interval_s, 0.01))
+        except BaseException:  # Ctrl-C or an error in the sampler: leave nothing running
+            if timeout_s is not None:
+                _kill_group(process.pid)
+            else:
+                process.kill()
+            process.wait()
+            raise
+        wall = time.monotonic_ns() - start
+        process.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen quiet
+        if timed_out:
+            _kill_group(process.pid)  # whatever it started that outlived it
+        stdout = stderr_tail = None
+        if capture:
+            out.seek(0)
+            stdout = out.read().decode(errors="replace")
+            err.seek(max(0, err.seek(0, os.SEEK_END) - STDERR_TAIL_BYTES))
+            stderr_tail = err.read().decode(errors="replace")
+    return RunResult(list(command), process.pid, process.returncode, wall, usage.ru_maxrss * 1024,
+                     stdout, stderr_tail, timed_out)
+
+
+def _kill_group(pgid: int) -> None:
     try:
-        process = subprocess.Popen(list(command), env=env,
-                                   stdout=subprocess.DEVNULL if quiet else None)
-    except OSError as error:
-        raise LabError(f"cannot start {command[0]}: {error.strerror}") from None
-    while True:
-        if sampler is not None:
-            sampler(process.pid)
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid == process.pid:
-            break
-        if sampler is None:
-            pid, status, usage = os.wait4(process.pid, 0)
-            break
-        time.sleep(interval_s)
-    wall = time.monotonic_ns() - start
-    process.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen quiet
-    return RunResult(list(command), process.pid, process.returncode, wall, usage.ru_maxrss * 1024)
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
