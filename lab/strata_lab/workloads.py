@@ -315,7 +315,8 @@ def _load(path: Path) -> Workload:
     if not isinstance(test.get("seed"), int) or isinstance(test.get("seed"), bool) or test["seed"] < 0:
         raise LabError(f"{where}: field 'test.seed' must be a non-negative integer")
     checksum = test.get("checksum")
-    if kind == "native" and not (isinstance(checksum, str) and re.fullmatch(r"[0-9a-f]{16}", checksum)):
+    if (kind == "native" or checksum is not None) and not (isinstance(checksum, str)
+                                                          and re.fullmatch(r"[0-9a-f]{16}", checksum)):
         raise LabError(f"{where}: field 'test.checksum' must be 16 lowercase hex digits")
     program = data.get("program", {})
     if kind == "program":
