@@ -87,7 +87,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="also write the result as JSON here")
     p.add_argument("--workloads-dir", default=None, help=argparse.SUPPRESS)  # tests: another registry
     p.set_defaults(run=workloads.run_command, command=None)
+
+    # The evaluation (docs/lab.md, "Evaluation"): imported when used (it needs matplotlib).
+    p = sub.add_parser("evaluate", help="run an evaluation matrix (lab/configs/*.toml) and write its report")
+    p.add_argument("--config", help="TOML config (default lab/configs/default.toml)")
+    p.add_argument("-o", "--output", help="results folder (default results/<YYYYmmdd-HHMMSS>, linked as results/latest)")
+    p.add_argument("--cachegrind", action="store_true",
+                   help="also one cachegrind (D1, LL misses) and one callgrind (instructions) run per cell (slow)")
+    p.set_defaults(run=_evaluate, command=None, alloc="glibc")
+
+    p = sub.add_parser("report", help="re-render an evaluation's report from its raw results")
+    p.add_argument("results_dir")
+    p.set_defaults(run=_report, command=None, alloc="glibc")
     return parser
+
+
+def _evaluate(args) -> int:
+    from . import evaluate
+    return evaluate.command(args)
+
+
+def _report(args) -> int:
+    from . import evaluate
+    return evaluate.report_command(args)
 
 
 def main(argv=None) -> int:
