@@ -1,6 +1,7 @@
-// Special-purpose layers: stack-like and region allocation.
+// Special-purpose layers: stack-like, region and pool allocation.
 #pragma once
 #include "strata/layers/heap.hpp"
+#include "strata/layers/special/mempool_heap.hpp"
 #include "strata/layers/special/nested_heap.hpp"
 #include "strata/layers/special/obstack_heap.hpp"
 #include "strata/layers/special/xalloc_heap.hpp"
