@@ -17,8 +17,8 @@ each a sub-matrix of workloads x allocators x modes x presets at a scale.
     runs = 5                # optional: overrides [evaluation] runs
 
 Sections that run a benchmark program rather than workloads take their
-parameters in a table of their own: [bench.zero-cost], [bench.drag],
-[bench.freelist] (BENCH_FIELDS).
+parameters in a table of their own: [bench.zero-cost] and [bench.drag]
+(BENCH_FIELDS).
 
 Every error names the offending field and is raised before anything runs."""
 import tomllib
@@ -43,7 +43,6 @@ EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "mod
 BENCH_FIELDS = {
     "zero-cost": {"ops": int, "rounds": int, "callgrind_ops": int},      # bench/layers bench_zero_cost
     "drag": {"phases": int, "objects": int, "runs": int},                # bench/reap drag workload
-    "freelist": {"ops": int, "rounds": int, "allocators": list},         # 16-byte freelist upper bound
 }
 MIN_RUNS = 5
 
@@ -193,8 +192,6 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
                 raise LabError(f"{path}: bench.{name}.{key}: {value}: must be >= 1")
         if "rounds" in table and table["rounds"] < MIN_RUNS:
             raise LabError(f"{path}: bench.{name}.rounds: {table['rounds']}: at least {MIN_RUNS}")
-        if "allocators" in table:
-            _names(f"{path}: bench.{name}.allocators", table["allocators"], allocator_names, "allocator")
     return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments,
                   {k: dict(v) for k, v in bench.items()}, evaluation.get("description", ""), data)
 

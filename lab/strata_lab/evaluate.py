@@ -95,9 +95,6 @@ def plan(config: evalconfig.Config, registry: dict, needs_valgrind: bool = False
     wanted_allocators = []
     for experiment in config.experiments:
         wanted_allocators += [a for a in experiment.allocators if a not in wanted_allocators]
-    for extra in config.bench.get("freelist", {}).get("allocators", []):
-        if extra not in wanted_allocators:
-            wanted_allocators.append(extra)
     available, skipped = {}, {}
     for name in wanted_allocators:
         try:
@@ -429,14 +426,6 @@ def bench_steps(config: evalconfig.Config, cachegrind: bool, available: dict) ->
             steps += [("zero-cost", r, c, "") for c in order]
         if cachegrind:
             steps += [("zero-cost-callgrind", 0, c, "") for c in contenders]
-    freelist = config.bench.get("freelist")
-    if freelist is not None:
-        _bench_program("bench/freelist/strata-bench-freelist")
-        names = [a for a in freelist.get("allocators", ["glibc", "jemalloc", "mimalloc"]) if a in available]
-        for r in range(1, freelist.get("rounds", evalconfig.MIN_RUNS) + 1):
-            order = [(c, a) for a in names for c in ("freelist", "malloc")]
-            rng.shuffle(order)
-            steps += [("freelist", r, c, a) for c, a in order]
     drag = config.bench.get("drag")
     if drag is not None:
         for contender in ("reap", "emulator"):
@@ -469,14 +458,6 @@ def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: 
                                       timeout=timeout_s * 50)
                 found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
                 row.update(status="ok" if found else "failed", instructions=int(found.group(1)) if found else None)
-        elif bench == "freelist":
-            exe = str(_bench_program("bench/freelist/strata-bench-freelist"))
-            ops = config.bench["freelist"].get("ops", 20_000_000)
-            library = available.get(extra, "")
-            out = subprocess.run([exe, contender, str(ops)], capture_output=True, text=True, check=True,
-                                 timeout=timeout_s, env=runner.environment([library] if library else [], {})).stdout
-            fields = dict(kv.split("=", 1) for kv in out.split())
-            row.update(status="ok", seconds=float(fields["seconds"]), checksum=fields["checksum"])
         elif bench == "drag":
             exe = str(_bench_program(f"bench/reap/strata-bench-reap-{contender}"))
             drag = config.bench["drag"]

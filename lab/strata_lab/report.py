@@ -132,6 +132,9 @@ def section_per_class(r: Results) -> Section:
         "paired within a round.")
     for e in r.experiments("per-class"):
         for w in e["workloads"]:
+            if w == UPPER_BOUND:
+                _freelist(r, s, e)
+                continue
             base = r.key(e, w, "custom", "glibc", "Adv0")
             series = _series(e["modes"], e["allocators"])
             values = {}
@@ -165,42 +168,40 @@ def section_per_class(r: Results) -> Section:
                 s.claim(f"{w}: naive on mimalloc beats custom on glibc even at the highest preset ({top})",
                         "holds at every preset", f"naive-mimalloc / custom-glibc {ratio(q)}",
                         None if q is None else q.median < 1.0)
-    _freelist(r, s)
     return s
 
 
 FREELIST_PAPER = {"glibc": 0.24, "jemalloc": 0.11, "mimalloc": 0.08}
 
 
-def _freelist(r: Results, s: Section) -> None:
-    rows = [b for b in r.bench if b["bench"] == "freelist" and b["status"] == "ok"]
-    if not rows:
-        return
-    s.p("Upper bound (paper §4.3): 16-byte objects allocated and freed in batches of 1,000, from an intrusive "
-        "freelist (its chunks from the same allocator) against malloc/free (`bench/freelist`). Gain = "
-        "malloc time / freelist time − 1, paired within a round.")
-    allocs = sorted({b["allocator"] for b in rows}, key=lambda a: (a not in FREELIST_PAPER, a))
-    table, values = [], {}
-    for alloc in allocs:
-        by = {}
-        for b in rows:
-            if b["allocator"] == alloc:
-                by.setdefault(b["round"], {})[b["contender"]] = b["seconds"]
-        ratios = [v["malloc"] / v["freelist"] for v in by.values() if "malloc" in v and v.get("freelist")]
-        q = summarize(ratios)
-        values[(alloc, "malloc / freelist")] = q
+UPPER_BOUND = "freelist16"  # the 2026 paper's upper-bound microbenchmark, a workload of its own
+
+
+def _freelist(r: Results, s: Section, e: dict) -> None:
+    """The upper bound (paper §4.3): 16-byte objects from an intrusive freelist
+    (custom) against malloc/free (naive); gain = naive/custom − 1, paired."""
+    w = UPPER_BOUND
+    s.p(f"Upper bound (paper §4.3): `{w}`, 16-byte objects from an intrusive freelist (custom) against "
+        "malloc/free (naive). Gain = naive time / custom time − 1, paired within a round, at Adv0.")
+    values, table = {}, []
+    for alloc in e["allocators"]:
+        custom, naive = r.key(e, w, "custom", alloc, "Adv0"), r.key(e, w, "naive", alloc, "Adv0")
+        if custom not in r.cells or naive not in r.cells:
+            continue
+        q = paired(r.runs, naive, custom)
+        values[(alloc, "naive / custom")] = q
         paper = FREELIST_PAPER.get(alloc)
-        table.append([alloc, seconds(summarize(v.get("freelist") for v in by.values())),
-                      seconds(summarize(v.get("malloc") for v in by.values())), ratio(q),
+        table.append([alloc, seconds(r.cells[custom].time), seconds(r.cells[naive].time), ratio(q),
                       "—" if paper is None else f"{paper * 100:.0f}%"])
         if paper is not None and q is not None:
             s.claim(f"per-class upper bound on {alloc}: the freelist's gain over malloc/free is small "
                     "(criterion: measured gain ≤ paper's + 10 points)", f"{paper * 100:.0f}%",
                     f"{(q.median - 1) * 100:.0f}% ({ratio(q)})", q.median - 1 <= paper + 0.10)
-    s.img(evalplots.bars(r.plot_path("per-class-freelist"), "16-byte objects: malloc/free time over freelist time",
-                         "malloc / freelist", allocs, ["malloc / freelist"], values, 1.0),
-          "upper-bound microbenchmark")
-    s.table(["allocator", "freelist", "malloc/free", "malloc / freelist (paired)", "paper's gain"], table)
+    s.img(evalplots.bars(r.plot_path("per-class-freelist16"), f"{w}: malloc/free time over freelist time",
+                         "naive / custom", [a for a in e["allocators"] if (a, "naive / custom") in values],
+                         ["naive / custom"], values, 1.0) if values else None, "upper-bound microbenchmark")
+    s.table(["allocator", "freelist (custom)", "malloc/free (naive)", "naive / custom (paired)", "paper's gain"],
+            table)
 
 
 def section_regions(r: Results) -> Section:
@@ -641,7 +642,7 @@ def section_drag(r: Results) -> Optional[Section]:
 SECTIONS = {"per-class": section_per_class, "regions": section_regions, "resilience": section_resilience,
             "real-programs": section_real_programs, "reaps": section_reaps, "statistics": section_statistics,
             "general-purpose": section_general_purpose, "heap-layers": section_heap_layers}
-BENCH_SECTIONS = {"freelist": "per-class", "drag": "reaps", "zero-cost": "heap-layers"}
+BENCH_SECTIONS = {"drag": "reaps", "zero-cost": "heap-layers"}
 
 
 # ---------------------------------------------------------------------------
