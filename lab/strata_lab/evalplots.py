@@ -11,6 +11,7 @@ def bars(path: Path, title: str, ylabel: str, groups: list, series: list, values
     """Grouped bars: values[(group, series)] = Summary (median, low, high) or None;
     the whiskers span min-max. reference draws a horizontal line (e.g. 1.0)."""
     width = 0.8 / max(1, len(series))
+    drawn = False
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + 0.9 * len(groups) * max(1, len(series)) * 0.35), 4.0))
     for i, name in enumerate(series):
         xs, heights, low, high = [], [], [], []
@@ -24,6 +25,7 @@ def bars(path: Path, title: str, ylabel: str, groups: list, series: list, values
             high.append(summary.high - summary.median)
         if xs:
             ax.bar(xs, heights, width, label=name, yerr=[low, high], capsize=2)
+            drawn = True
     if reference is not None:
         ax.axhline(reference, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(range(len(groups)))
@@ -31,7 +33,7 @@ def bars(path: Path, title: str, ylabel: str, groups: list, series: list, values
                        if len(groups) > 4 else "center")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    if series:
+    if drawn:
         ax.legend(fontsize=7, ncol=min(4, len(series)))
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -42,13 +44,16 @@ def bars(path: Path, title: str, ylabel: str, groups: list, series: list, values
 def scatter(path: Path, title: str, xlabel: str, ylabel: str, points: dict) -> Path:
     """points[label] = [(x, y), ...], one colour per label."""
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    drawn = False
     for label, xy in points.items():
         if xy:
             ax.scatter([p[0] for p in xy], [p[1] for p in xy], label=label, s=18)
+            drawn = True
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7)
+    if drawn:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-INT_FIELDS = {"round", "order", "scale", "seed", "peak_rss_bytes", "peak_heap_resident_bytes", "kept_bytes",
+INT_FIELDS = {"round", "order", "scale", "seed", "peak_rss_bytes", "parent_rss_bytes", "peak_heap_resident_bytes", "kept_bytes",
               "profile_peak_live_bytes", "total_objects", "total_bytes", "peak_live_objects", "peak_live_bytes",
               "realloc_calls", "free_calls", "instructions", "d1_misses", "ll_misses", "data_refs",
               "peak_held_bytes", "peak_rss_added", "allocated_bytes"}

@@ -41,7 +41,7 @@ RESULTS_ROOT = paths.REPO_ROOT / "results"
 
 RUN_FIELDS = ["round", "order", "workload", "kind", "mode", "scale", "seed", "allocator", "preset", "status",
               "exit_status", "checksum", "program_seconds", "precondition_seconds", "wall_seconds",
-              "peak_rss_bytes", "peak_heap_resident_bytes", "kept_bytes", "profile_peak_live_bytes",
+              "peak_rss_bytes", "parent_rss_bytes", "peak_heap_resident_bytes", "kept_bytes", "profile_peak_live_bytes",
               "fragmentation", "started", "stderr_tail"]
 PROFILE_FIELDS = ["workload", "mode", "scale", "seed", "status", "error", "path", "checksum", "total_objects",
                   "total_bytes", "average_size", "peak_live_objects", "peak_live_bytes", "total_to_peak_bytes",
@@ -481,6 +481,15 @@ def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: 
 # ---------------------------------------------------------------------------
 # The evaluation.
 
+def _own_rss() -> Optional[int]:
+    """This process's resident memory. Linux counts it in a child's ru_maxrss
+    (the child starts as our copy and the high-water mark survives exec), so it
+    is recorded beside each run's peak RSS: a program smaller than this shows
+    this figure as its peak RSS. peak_heap_resident_bytes (smaps) has no such floor."""
+    match = re.search(r"^VmRSS:\s*(\d+) kB", _read("/proc/self/status"), re.M)
+    return int(match.group(1)) * 1024 if match else None
+
+
 def _fragmentation(result: dict, peak_live: Optional[int]) -> Optional[float]:
     heap = result.get("peak_heap_resident_bytes")
     if heap is None or not peak_live:
@@ -576,6 +585,7 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
                         break
                     progress.show(f"round {rnd}/{rounds}: {cell.label()}")
                     prof = profiles.get(cell.profile_key)
+                    parent_rss = _own_rss()
                     start = time.monotonic()
                     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
                     if cell.preset != "Adv0" and prof is None:
@@ -594,7 +604,7 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
                                kind=registry[cell.workload].kind, mode=cell.mode, scale=cell.scale,
                                seed=config.seed, allocator=cell.allocator, preset=cell.preset,
                                profile_peak_live_bytes=peak_live, fragmentation=_fragmentation(result, peak_live),
-                               started=stamp,
+                               started=stamp, parent_rss_bytes=parent_rss,
                                stderr_tail=(result.get("stderr_tail") or "").strip()[-300:].replace("\n", " | "))
                     run_log.write(row)
                     progress.finished(cell, seconds)

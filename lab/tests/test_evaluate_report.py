@@ -215,7 +215,7 @@ def test_report_has_every_section_its_claims_and_embeds_every_plot(results):
     # naive glibc slows down 2.0/1.1 at Adv3 (held), custom unaffected (custom Adv3/Adv0 = 1.05/1.03, held).
     assert "+2.5%" in text
     assert "20% (1.200" in text
-    assert "custom 30.0 MiB, reap 12.0 MiB" in md
+    assert "peak RSS: custom 30.0 MiB, reap 12.0 MiB" in md
     assert "kingsley-layers costs at most 2%" in md
     assert "no sample" in md                                   # strata's cfrac runs had no memory sample
     assert "crashed" in md and "mismatch" in md and "ffffffffffffffff" in md
