@@ -424,7 +424,9 @@ def bench_steps(config: evalconfig.Config, cachegrind: bool, available: dict) ->
             order = contenders[:]
             rng.shuffle(order)
             steps += [("zero-cost", r, c, "") for c in order]
-        if cachegrind:
+        if cachegrind or "callgrind_ops" in zero:  # instructions: the deterministic zero-cost figure
+            if not _which("valgrind"):
+                raise LabError("bench.zero-cost.callgrind_ops needs valgrind (apt-get install valgrind)")
             steps += [("zero-cost-callgrind", 0, c, "") for c in contenders]
     drag = config.bench.get("drag")
     if drag is not None:

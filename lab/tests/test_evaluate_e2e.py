@@ -56,7 +56,7 @@ def test_smoke_config_end_to_end(tmp_path):
     profiles = rows(out / "profiles.csv")
     assert profiles and all(p["status"] == "ok" and int(p["peak_live_bytes"]) > 0 for p in profiles)
     bench = rows(out / "bench.csv")
-    assert {b["bench"] for b in bench} == {"zero-cost", "drag"} and all(b["status"] == "ok" for b in bench)
+    assert {b["bench"] for b in bench} == {"zero-cost", "zero-cost-callgrind", "drag"} and all(b["status"] == "ok" for b in bench)
     md = (out / "report.md").read_text()
     for section in ["Per-class allocation", "Regions against general-purpose", "Resilience to fragmentation",
                     "Real programs", "Reaps, regions and naive", "Allocation statistics", "General-purpose allocators",
@@ -178,3 +178,25 @@ def test_results_latest_points_at_the_newest_folder(tmp_path, monkeypatch):
     assert (tmp_path / "latest").resolve() == second.resolve()
     evaluate.point_latest(tmp_path.parent)  # a folder elsewhere (-o): latest is left alone
     assert (tmp_path / "latest").resolve() == second.resolve()
+
+
+def test_cachegrind_counts_misses_and_instructions_per_cell(tmp_path):
+    registry = workloads.registry()
+    config = evalconfig.parse(
+        "[evaluation]\nruns = 5\n"
+        "[[experiment]]\nsection = 'resilience'\nworkloads = ['freelist16']\nallocators = ['glibc']\n"
+        "modes = ['custom', 'naive']\npresets = ['Adv0', 'Adv1']\nscales = {freelist16 = 1}\n",
+        "t.toml", list(registry))
+    folder = tmp_path / "cg"
+    meta = evaluate.evaluate(config, registry, folder, cachegrind=True, stream=open(os.devnull, "w"))
+    assert meta["cachegrind"] is True and meta["partial"] is False
+    counted = rows(folder / "valgrind.csv")
+    assert len(counted) == 8  # 4 cells x (cachegrind, callgrind)
+    assert all(v["status"] == "ok" and int(v["instructions"]) > 0 for v in counted), counted
+    cache = [v for v in counted if v["tool"] == "cachegrind"]
+    assert len(cache) == 4 and all(int(v["d1_misses"]) > 0 and v["ll_misses"] != "" for v in cache)
+    # The naive mode calls malloc for every object: more instructions than the freelist.
+    ins = {(v["mode"], v["preset"]): int(v["instructions"]) for v in counted if v["tool"] == "callgrind"}
+    assert ins[("naive", "Adv0")] > ins[("custom", "Adv0")]
+    md = report.render(folder)["md"].read_text()
+    assert "Pearson r (LL misses, time)" in md and "plots/cache-ll.png" in md
