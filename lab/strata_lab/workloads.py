@@ -427,7 +427,7 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
     preload = [str(paths.shim("precondition"))] + allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-wl-run-") as tmp:
         variables["STRATA_LAB_PRECOND_REPORT"] = f"{tmp}/precondition.%p.json"
-        sampler = frag.Sampler(Path(tmp) / "no-live-mirror")  # memory in use only: no profiler in a timed run
+        sampler = frag.Sampler(Path(tmp))  # memory in use only: no profiler, so no live counters, in a timed run
         result = runner.run(invocation.argv, preload, variables, sampler=sampler, capture=True,
                             timeout_s=timeout_s, cwd=invocation.cwd)
         report_path = Path(tmp) / f"precondition.{result.pid}.json"
@@ -442,7 +442,7 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
         "precondition_seconds": report["precondition_ns"] / 1e9 if ok else None,
         "wall_seconds": result.wall_ns / 1e9,
         "peak_rss_bytes": result.peak_rss_bytes,
-        "peak_heap_resident_bytes": sampler.peak_heap_bytes if sampler.rows else None,
+        "peak_heap_resident_bytes": max((row[1] for row in sampler.rows), default=None),
         "kept_bytes": report.get("kept_bytes") if report else None,
         "stderr_tail": result.stderr_tail or "",
         "command": invocation.argv,
@@ -469,6 +469,14 @@ PAPER_TABLE3 = {
 PAPER_PROGRAM = {"router": "175.vpr", "boxed-sim": "boxed-sim", "parser": "197.parser", "compiler": "lcc",
                  "scopes": "176.gcc", "server": "apache", "interp": "mudlle", "text": "253.perlbmk",
                  "bigbuf": "164.gzip"}
+
+
+def catalogue(workloads) -> str:
+    """Markdown: every workload with its kind, modes, default scale, what it imitates and where the paper has it."""
+    lines = ["| workload | kind | modes | default scale | imitates | in the papers |", "|---|---|---|---:|---|---|"]
+    for w in workloads:
+        lines.append(f"| `{w.name}` | {w.kind} | {', '.join(w.modes)} | {w.default_scale} | {w.imitates} | {w.paper} |")
+    return "\n".join(lines) + "\n"
 
 
 def stats_mode(workload: Workload) -> str:
@@ -526,6 +534,9 @@ def list_command(args) -> int:
         if args.markdown:
             Path(args.markdown).write_text(table)
         print(table, end="")
+        return 0
+    if args.format == "markdown":
+        print(catalogue(known.values()), end="")
         return 0
     width = max((len(n) for n in known), default=8)
     for workload in known.values():

@@ -283,3 +283,10 @@ def test_stats_give_table3_with_the_papers_row(tmp_path):
     assert rows[0].startswith("| workload | mode, scale | total objects")
     assert rows[1].startswith("| boxed-sim | naive, 2 |")
     assert rows[2] == "| ↳ *paper: boxed-sim* | | *52,203* | *4,865* | *15* | *777,913* | *301,987* | *2.6* |"
+
+
+def test_the_catalogue_in_markdown_has_a_row_per_workload():
+    result = lab("workloads", "--format", "markdown")
+    assert result.returncode == 0, result.stderr
+    rows = result.stdout.splitlines()[2:]
+    assert [row.split("|")[1].strip() for row in rows] == [f"`{name}`" for name in REGISTRY]
