@@ -497,7 +497,7 @@ def stats_table(workloads: list, directory: Path, scale_of=None, progress=None) 
         s = profile(workload, mode, scale, 1, Path(directory) / f"{workload.name}.{mode}.json")
         ratio = f"{s['total_to_peak_bytes']:.1f}" if s["total_to_peak_bytes"] else "-"
         lines.append(f"| {workload.name} | {mode}, {scale} | {s['total_objects']:,} | {s['peak_live_objects']:,} | "
-                     f"{s['average_size']:.0f} | {s['total_bytes']:,} | {s['peak_live_bytes']:,} | {ratio} |")
+                     f"{s['average_size']:,.0f} | {s['total_bytes']:,} | {s['peak_live_bytes']:,} | {ratio} |")
         paper = PAPER_PROGRAM.get(workload.name)
         if paper:
             objects, peak_objects, size, total, peak = PAPER_TABLE3[paper]
