@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=workloads.list_command, command=None, alloc="glibc")
 
     p = sub.add_parser("workload", help="run one workload, timed (as `run` does), and print its checksum")
-    p.add_argument("name")
+    p.add_argument("name", help="a workload (`strata-lab workloads` lists them)")
     p.add_argument("--mode", required=True, help=", ".join(workloads.MODES))
     p.add_argument("--scale", default=None, help="a positive integer (default: the workload's default scale)")
     p.add_argument("--seed", type=int, default=1)

@@ -519,6 +519,12 @@ def _scale_arg(text: Optional[str], workload: Workload) -> int:
 
 def list_command(args) -> int:
     known = registry(args.workloads_dir)
+    if not args.stats:
+        for flag, value in (("--only", args.only), ("--markdown", args.markdown), ("--profiles-dir", args.profiles_dir)):
+            if value is not None:
+                raise LabError(f"{flag} goes with --stats")
+    if args.profiles_dir:
+        Path(args.profiles_dir).mkdir(parents=True, exist_ok=True)
     if args.stats:
         chosen = list(known.values())
         if args.only:

@@ -290,3 +290,10 @@ def test_the_catalogue_in_markdown_has_a_row_per_workload():
     assert result.returncode == 0, result.stderr
     rows = result.stdout.splitlines()[2:]
     assert [row.split("|")[1].strip() for row in rows] == [f"`{name}`" for name in REGISTRY]
+
+
+@pytest.mark.parametrize("args,message", [(["--only", "sqlite"], "--only goes with --stats"),
+                                          (["--stats", "--only", "nosuch"], "--only: unknown workload 'nosuch'")])
+def test_bad_stats_options_are_errors(args, message):
+    result = lab("workloads", *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
