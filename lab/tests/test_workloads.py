@@ -297,3 +297,12 @@ def test_the_catalogue_in_markdown_has_a_row_per_workload():
 def test_bad_stats_options_are_errors(args, message):
     result = lab("workloads", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("name", ["py-richards", "sqlite"])
+def test_work_grows_linearly_with_the_scale(name, tmp_path):
+    """Each step of scale adds the same number of objects (to 10%): no part of
+    the work is quadratic in the scale."""
+    objects = [W.profile(name, "naive", scale, 1, tmp_path / f"{scale}.json")["total_objects"] for scale in (1, 2, 4)]
+    step = objects[1] - objects[0]
+    assert step > 0 and abs((objects[2] - objects[1]) - 2 * step) <= 0.1 * 2 * step, objects
