@@ -71,8 +71,8 @@ class Workload:
     modes: tuple
     default_scale: int
     directory: Path
-    test: dict = field(default_factory=dict)   # {"scale", "seed"[, "checksum"]}
-    program: dict = field(default_factory=dict)  # kind "program": how it is run
+    test: dict = field(default_factory=dict, compare=False)     # {"scale", "seed"[, "checksum"]}
+    program: dict = field(default_factory=dict, compare=False)  # kind "program": how it is run
 
     def check(self, mode: str, scale, seed) -> None:
         """LabError unless mode, scale and seed are valid for this workload."""

@@ -38,6 +38,11 @@ def test_registry_holds_every_workload_json_in_name_order():
         assert re.fullmatch(r"[0-9a-f]{16}", workload.test["checksum"]), workload.name
 
 
+def test_workloads_are_values_usable_as_keys():
+    again = W.registry()
+    assert {w: w.name for w in REGISTRY.values()}[again["sqlite"]] == "sqlite"
+
+
 def test_the_real_programs_are_registered():
     benchmarks = {w.program.get("benchmark") for w in PROGRAMS if w.program["runner"] == "pyperformance"}
     assert set(PYPERFORMANCE) <= benchmarks
