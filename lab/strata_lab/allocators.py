@@ -14,7 +14,14 @@ _SONAMES = {
     "tcmalloc": ["libtcmalloc_minimal.so.4", "libtcmalloc.so.4"],
     "mimalloc": ["libmimalloc.so.2", "libmimalloc.so"],
 }
-KNOWN = ["glibc", "jemalloc", "tcmalloc", "mimalloc", "strata"]
+# strata's own: libstrata, and the layers' general-purpose heaps built as
+# preloadable mallocs (src/layered), by their path in the build directory.
+_BUILT = {
+    "strata": "src/malloc/libstrata.so",
+    "kingsley": "src/layered/libstrata-kingsley.so",
+    "lea": "src/layered/libstrata-lea.so",
+}
+KNOWN = ["glibc", "jemalloc", "tcmalloc", "mimalloc", "strata", "kingsley", "lea"]
 _LIBRARY_DIRS = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
 
 
@@ -43,13 +50,14 @@ def _find_soname(soname: str) -> Optional[Path]:
 
 
 def resolve(name: str) -> Allocator:
-    """glibc, jemalloc, tcmalloc, mimalloc, strata, or a path to a malloc library."""
+    """One of KNOWN, or a path to a malloc library."""
     if name == "glibc":
         return Allocator(name, None)
-    if name == "strata":
-        library = Path(os.environ.get("STRATA_LAB_LIBSTRATA", build_dir() / "src/malloc/libstrata.so"))
+    if name in _BUILT:
+        default = build_dir() / _BUILT[name]
+        library = Path(os.environ.get("STRATA_LAB_LIBSTRATA", default)) if name == "strata" else default
         if not library.is_file():
-            raise LabError(f"--alloc strata: {library} is missing (libstrata is not built; "
+            raise LabError(f"--alloc {name}: {library} is missing (not built; "
                            "build it with `make build` or set STRATA_LAB_BUILD_DIR)")
         return Allocator(name, library.resolve())
     if name in _SONAMES:

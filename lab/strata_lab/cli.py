@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(run=trace.replay, command=None)
 
     p = sub.add_parser("workloads", help="list the workloads (docs/workloads.md), or their Table 3 statistics")
+    p.add_argument("--format", choices=["text", "markdown"], default="text",
+                   help="the list as text (default) or as a Markdown table")
     p.add_argument("--stats", action="store_true",
                    help="profile each in naive mode at its default scale: the 2002 paper's Table 3, in Markdown")
     p.add_argument("--only", metavar="NAME,...", help="with --stats: just these workloads")
@@ -76,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=workloads.list_command, command=None, alloc="glibc")
 
     p = sub.add_parser("workload", help="run one workload, timed (as `run` does), and print its checksum")
-    p.add_argument("name")
+    p.add_argument("name", help="a workload (`strata-lab workloads` lists them)")
     p.add_argument("--mode", required=True, help=", ".join(workloads.MODES))
     p.add_argument("--scale", default=None, help="a positive integer (default: the workload's default scale)")
     p.add_argument("--seed", type=int, default=1)

@@ -8,7 +8,15 @@ every anonymous mapping (no file, inode 0, including named [anon:...] ones),
 which is where malloc implementations get memory. Excluded: file mappings,
 the stack, [vdso]/[vvar], and the lab's own bookkeeping (mapped from a memfd
 "strata-lab", so it is a file mapping). Thread stacks are anonymous mappings
-and so are counted: a program with many threads shows them as overhead."""
+and so are counted: a program with many threads shows them as overhead.
+
+Child processes count too: every process of the program that runs under the
+profiler publishes its live counters in a file of its own (live.<pid>); a
+sample sums memory in use and live data over the processes alive at that
+moment. Peaks shorter than the sampling interval are caught by the profiler
+itself, which measures memory in use at each new peak of live bytes
+(src/lab/heap_meter.hpp). When nothing was sampled at all, the ratio is
+reported as "no sample", never as 0."""
 import csv
 import json
 import struct
@@ -41,60 +49,117 @@ def heap_resident_bytes(smaps_text: str) -> int:
     return total
 
 
-def read_live_mirror(path: Path):
-    """(live_bytes, live_objects) from a STRATA_LAB_LIVE_OUT file, or None if not yet written."""
+@dataclass(frozen=True)
+class LiveMirror:
+    """One process's STRATA_LAB_LIVE_OUT file (src/lab/live_mirror.hpp)."""
+    live_bytes: int
+    live_objects: int
+    peak_live_bytes: int
+    peak_live_objects: int
+    pid: int
+    peak_heap_resident_bytes: int  # measured by the profiler at new live peaks
+    heap_samples: int
+
+
+_MIRROR = struct.Struct("<8sQQQQQQQ")
+
+
+def read_live_mirror(path: Path) -> Optional[LiveMirror]:
+    """A live-counter file, or None if not (yet) written."""
     try:
         with open(path, "rb") as f:
-            data = f.read(48)
+            data = f.read(_MIRROR.size)
     except OSError:
         return None
-    if len(data) < 48 or data[:8] != b"STRLIVE1":
+    if len(data) < _MIRROR.size or data[:8] != b"STRLIVE1":
         return None
-    _, live_bytes, live_objects, _, _, _ = struct.unpack("<8sQQQQQ", data)
-    return live_bytes, live_objects
+    return LiveMirror(*_MIRROR.unpack(data)[1:])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 @dataclass
 class Sampler:
-    live_file: Path
+    """Samples the program's processes: the root, and every process that
+    publishes live counters in live_dir (children under the profiler)."""
+    live_dir: Path
     start_ns: int = field(default_factory=time.monotonic_ns)
-    rows: list = field(default_factory=list)  # (seconds, heap_bytes, live_bytes, live_objects)
+    rows: list = field(default_factory=list)  # (seconds, heap_bytes, live_bytes, live_objects, processes)
+
+    def mirrors(self) -> dict:
+        """pid -> LiveMirror of every process that published one."""
+        found = {}
+        for path in self.live_dir.glob("live.*"):
+            mirror = read_live_mirror(path)
+            if mirror is not None:
+                found[mirror.pid] = mirror
+        return found
 
     def __call__(self, pid: int) -> None:
-        try:
-            heap = heap_resident_bytes(Path(f"/proc/{pid}/smaps").read_text())
-        except (OSError, ValueError):
-            return  # exiting between samples
-        live = read_live_mirror(self.live_file) or (0, 0)
-        if heap == 0:
-            return  # a zombie or not yet exec'd
-        self.rows.append(((time.monotonic_ns() - self.start_ns) / 1e9, heap, live[0], live[1]))
-
-    @property
-    def peak_heap_bytes(self) -> int:
-        return max((row[1] for row in self.rows), default=0)
+        mirrors = self.mirrors()
+        pids = {pid} | {p for p in mirrors if p != pid and _alive(p)}
+        heap = live_bytes = live_objects = processes = 0
+        for p in sorted(pids):
+            try:
+                resident = heap_resident_bytes(Path(f"/proc/{p}/smaps").read_text())
+            except (OSError, ValueError):
+                continue  # exited between samples
+            if resident == 0:
+                continue  # a zombie, or not yet exec'd
+            heap += resident
+            processes += 1
+            if p in mirrors:
+                live_bytes += mirrors[p].live_bytes
+                live_objects += mirrors[p].live_objects
+        if processes:
+            self.rows.append(((time.monotonic_ns() - self.start_ns) / 1e9, heap, live_bytes, live_objects,
+                              processes))
 
     def write_csv(self, path) -> None:
         with open(path, "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow(["seconds", "heap_resident_bytes", "live_bytes", "live_objects"])
+            writer.writerow(["seconds", "heap_resident_bytes", "live_bytes", "live_objects", "processes"])
             writer.writerows(self.rows)
 
 
-def summarize(sampler: Sampler, peak_live_bytes: int, peak_live_objects: int) -> dict:
-    peak_heap = sampler.peak_heap_bytes
-    return {"peak_heap_resident_bytes": peak_heap, "peak_live_bytes": peak_live_bytes,
-            "peak_live_objects": peak_live_objects,
-            "fragmentation": peak_heap / peak_live_bytes if peak_live_bytes else None,
-            "samples": len(sampler.rows)}
+def summarize(sampler: Sampler, profiles: list) -> dict:
+    """Peaks over the timer's samples and what each process measured at its
+    own live peaks (profiles: the processes' profile dicts). With several
+    processes the timer's sums are the simultaneous figures; a single
+    process's own peak can only raise them."""
+    timer_heap = max((row[1] for row in sampler.rows), default=0)
+    at_peaks = [p.get("peak_heap_resident_bytes_at_peaks", 0) for p in profiles]
+    peak_heap = max([timer_heap] + at_peaks)
+    peak_live = max([max((row[2] for row in sampler.rows), default=0)] +
+                    [p["peak_live_bytes"] for p in profiles])
+    peak_objects = max([max((row[3] for row in sampler.rows), default=0)] +
+                       [p["peak_live_objects"] for p in profiles])
+    samples = len(sampler.rows) + sum(p.get("heap_samples_at_peaks", 0) for p in profiles)
+    return {"peak_heap_resident_bytes": peak_heap if samples else None, "peak_live_bytes": peak_live,
+            "peak_live_objects": peak_objects,
+            "fragmentation": peak_heap / peak_live if samples and peak_live else None,
+            "samples": len(sampler.rows), "samples_at_live_peaks": samples - len(sampler.rows),
+            "processes": len(profiles)}
 
 
 def describe(summary: dict) -> str:
     ratio = summary["fragmentation"]
-    return (f"peak memory in use {summary['peak_heap_resident_bytes'] / 2**20:.2f} MiB, "
-            f"peak live {summary['peak_live_bytes'] / 2**20:.2f} MiB ({summary['peak_live_objects']:,} objects), "
-            f"fragmentation {ratio:.3f}" if ratio is not None else "no live data: ratio undefined") + \
-        f" ({summary['samples']} samples)"
+    if summary["peak_heap_resident_bytes"] is None:
+        text = "no sample of memory in use (the program ended before the first one): ratio not measured"
+    elif ratio is None:
+        text = "no live data: ratio undefined"
+    else:
+        text = (f"peak memory in use {summary['peak_heap_resident_bytes'] / 2**20:.2f} MiB, "
+                f"peak live {summary['peak_live_bytes'] / 2**20:.2f} MiB ({summary['peak_live_objects']:,} objects), "
+                f"fragmentation {ratio:.3f}")
+    processes = f", {summary['processes']} processes" if summary.get("processes", 1) > 1 else ""
+    return text + f" ({summary['samples']} timed samples, {summary['samples_at_live_peaks']} at live peaks{processes})"
 
 
 def command(args) -> int:
@@ -102,13 +167,14 @@ def command(args) -> int:
         raise LabError(f"--interval {args.interval}: must be > 0 ms")
     preload = [str(paths.shim("profile"))] + args.allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-frag-") as tmp:
-        live_file = Path(tmp) / "live"
-        sampler = Sampler(live_file)
-        variables = {"STRATA_LAB_PROFILE_OUT": f"{tmp}/profile.%p.json", "STRATA_LAB_LIVE_OUT": live_file}
+        sampler = Sampler(Path(tmp))
+        variables = {"STRATA_LAB_PROFILE_OUT": f"{tmp}/profile.%p.json", "STRATA_LAB_LIVE_OUT": f"{tmp}/live.%p"}
         result = runner.run(args.command, preload, variables, sampler=sampler, interval_s=args.interval / 1000)
         result.fail_if_not_ok("no fragmentation is reported for a failed run")
-        data = profile.load(Path(tmp) / f"profile.{result.pid}.json")
-    summary = summarize(sampler, data["peak_live_bytes"], data["peak_live_objects"])
+        profiles = [profile.load(Path(tmp) / f"profile.{result.pid}.json")]
+        profiles += [profile.load(path) for path in sorted(Path(tmp).glob("profile.*.json"))
+                     if path.name != f"profile.{result.pid}.json"]
+    summary = summarize(sampler, profiles)
     summary.update({"allocator": args.allocator.name, "command": list(args.command),
                     "peak_rss_bytes": result.peak_rss_bytes, "interval_ms": args.interval})
     if args.csv:

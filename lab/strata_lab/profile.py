@@ -73,6 +73,17 @@ def collect(directory: Path, root_pid: int, output: Path, suffix: str) -> list:
     return children
 
 
+def children_summary(children: list) -> str:
+    """One line for any number of child processes (a shell wrapper can start
+    dozens): how many, and the files, named by their shared stem and pids."""
+    first = Path(children[0])
+    if len(children) == 1:
+        return f"1 child process profiled: {first}"
+    pids = [Path(c).name[len(first.name.split(".")[0]) + 1:].split(".")[0] for c in children]
+    return (f"{len(children)} child processes profiled: {first.parent}/{first.name.split('.')[0]}.<pid>"
+            f"{first.suffix} for pid {', '.join(pids)}")
+
+
 def table3(profile: dict) -> str:
     """The 2002 paper's Table 3 columns for one program."""
     peak = profile["peak_live_bytes"]
@@ -107,7 +118,7 @@ def command(args) -> int:
         path.write_text(json.dumps(data, indent=2) + "\n")
     profile = load(output)
     print(f"strata-lab profile: {output}: {table3(profile)}")
-    for child in children:
-        print(f"strata-lab profile: child process profile {child}")
+    if children:
+        print(f"strata-lab profile: {children_summary(children)}")
     result.fail_if_not_ok(f"the profile in {output} covers the run up to that exit")
     return 0

@@ -1,6 +1,7 @@
 """Running the measured program: environment, preload order, exit status,
 peak RSS, and an optional sampler called while it runs."""
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -67,6 +68,36 @@ def environment(preload: Sequence[str], variables: dict) -> dict:
 STDERR_TAIL_BYTES = 4096
 
 
+def _wait_for_exit(pid: int, sampler: Optional[Callable[[int], None]], interval_s: float,
+                   deadline: Optional[float]) -> bool:
+    """Calls sampler(pid), if any, now and every interval_s until the process
+    exits, returning as soon as it does (a pidfd becomes readable at exit), so
+    a long interval does not keep a short program's caller waiting. Returns
+    True if the deadline (time.monotonic()) came first."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            if sampler is not None:
+                sampler(pid)
+            wait = interval_s if sampler is not None else None
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return True
+                wait = remaining if wait is None else min(wait, remaining)
+            if select.select([pidfd], [], [], wait)[0]:
+                return False
+    finally:
+        os.close(pidfd)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def run(command: Sequence[str], preload: Sequence[str], variables: dict,
         sampler: Optional[Callable[[int], None]] = None, interval_s: float = 0.01,
         quiet: bool = False, capture: bool = False, timeout_s: Optional[float] = None,
@@ -92,24 +123,14 @@ def run(command: Sequence[str], preload: Sequence[str], variables: dict,
                                        **streams)
         except OSError as error:
             raise LabError(f"cannot start {command[0]}: {error.strerror}") from None
-        deadline = None if timeout_s is None else start + int(timeout_s * 1e9)
-        timed_out = False
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         try:
-            while True:
-                if sampler is not None:
-                    sampler(process.pid)
-                pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-                if pid == process.pid:
-                    break
-                if sampler is None and deadline is None:
-                    pid, status, usage = os.wait4(process.pid, 0)
-                    break
-                if deadline is not None and time.monotonic_ns() >= deadline:
-                    timed_out = True
-                    _kill_group(process.pid)
-                    pid, status, usage = os.wait4(process.pid, 0)
-                    break
-                time.sleep(interval_s if sampler is not None else min(interval_s, 0.01))
+            timed_out = False
+            if sampler is not None or deadline is not None:
+                timed_out = _wait_for_exit(process.pid, sampler, interval_s, deadline)
+            if timed_out:
+                _kill_group(process.pid)
+            pid, status, usage = os.wait4(process.pid, 0)
         except BaseException:  # Ctrl-C or an error in the sampler: leave nothing running
             if timeout_s is not None:
                 _kill_group(process.pid)
@@ -129,10 +150,3 @@ def run(command: Sequence[str], preload: Sequence[str], variables: dict,
             stderr_tail = err.read().decode(errors="replace")
     return RunResult(list(command), process.pid, process.returncode, wall, usage.ru_maxrss * 1024,
                      stdout, stderr_tail, timed_out)
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

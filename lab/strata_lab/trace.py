@@ -73,11 +73,10 @@ def replay(args) -> int:
         raise LabError(f"--interval {args.interval}: must be > 0 ms")
     command = [str(paths.replayer()), str(Path(args.trace).resolve())]
     with tempfile.TemporaryDirectory(prefix="strata-replay-") as tmp:
-        live_file = Path(tmp) / "live"
         report_file = Path(tmp) / "report.json"
-        sampler = frag.Sampler(live_file)
+        sampler = frag.Sampler(Path(tmp))
         result = runner.run(command, args.allocator.preload(),
-                            {"STRATA_LAB_LIVE_OUT": live_file, "STRATA_LAB_REPLAY_REPORT": report_file,
+                            {"STRATA_LAB_LIVE_OUT": f"{tmp}/live.%p", "STRATA_LAB_REPLAY_REPORT": report_file,
                              "STRATA_LAB_REPLAY_THREADS": "1" if args.threads else "0"},
                             sampler=sampler, interval_s=args.interval / 1000)
         report = json.loads(report_file.read_text()) if report_file.exists() else None
@@ -87,7 +86,7 @@ def replay(args) -> int:
     result.fail_if_not_ok("the replay did not finish")
     if report is None:
         raise ProgramFailed("the replayer wrote no report")
-    summary = frag.summarize(sampler, report["peak_live_bytes"], report["peak_live_objects"])
+    summary = frag.summarize(sampler, [report])
     summary.update({"allocator": args.allocator.name, "trace": str(args.trace),
                     "replay_seconds": report["replay_ns"] / 1e9, "peak_rss_bytes": result.peak_rss_bytes,
                     "recorded_peak_live_bytes": recorded["peak_live_bytes"],

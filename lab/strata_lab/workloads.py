@@ -71,8 +71,8 @@ class Workload:
     modes: tuple
     default_scale: int
     directory: Path
-    test: dict = field(default_factory=dict)   # {"scale", "seed"[, "checksum"]}
-    program: dict = field(default_factory=dict)  # kind "program": how it is run
+    test: dict = field(default_factory=dict, compare=False)     # {"scale", "seed"[, "checksum"]}
+    program: dict = field(default_factory=dict, compare=False)  # kind "program": how it is run
 
     def check(self, mode: str, scale, seed) -> None:
         """LabError unless mode, scale and seed are valid for this workload."""
@@ -427,7 +427,7 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
     preload = [str(paths.shim("precondition"))] + allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-wl-run-") as tmp:
         variables["STRATA_LAB_PRECOND_REPORT"] = f"{tmp}/precondition.%p.json"
-        sampler = frag.Sampler(Path(tmp) / "no-live-mirror")  # memory in use only: no profiler in a timed run
+        sampler = frag.Sampler(Path(tmp))  # memory in use only: no profiler, so no live counters, in a timed run
         result = runner.run(invocation.argv, preload, variables, sampler=sampler, capture=True,
                             timeout_s=timeout_s, cwd=invocation.cwd)
         report_path = Path(tmp) / f"precondition.{result.pid}.json"
@@ -437,12 +437,12 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
     ok = status == "ok"
     return {
         "workload": workload.name, "mode": mode, "scale": scale, "seed": seed, "allocator": allocator.name,
-        "preset": chosen.name, "status": status, "exit_status": exit_status, "checksum": checksum,
+        "preset": chosen.name, "status": status, "exit_status": exit_status, "checksum": checksum if ok else None,
         "program_seconds": report["program_ns"] / 1e9 if ok else None,
         "precondition_seconds": report["precondition_ns"] / 1e9 if ok else None,
         "wall_seconds": result.wall_ns / 1e9,
         "peak_rss_bytes": result.peak_rss_bytes,
-        "peak_heap_resident_bytes": sampler.peak_heap_bytes if sampler.rows else None,
+        "peak_heap_resident_bytes": max((row[1] for row in sampler.rows), default=None),
         "kept_bytes": report.get("kept_bytes") if report else None,
         "stderr_tail": result.stderr_tail or "",
         "command": invocation.argv,
@@ -471,6 +471,14 @@ PAPER_PROGRAM = {"router": "175.vpr", "boxed-sim": "boxed-sim", "parser": "197.p
                  "bigbuf": "164.gzip"}
 
 
+def catalogue(workloads) -> str:
+    """Markdown: every workload with its kind, modes, default scale, what it imitates and where the paper has it."""
+    lines = ["| workload | kind | modes | default scale | imitates | in the papers |", "|---|---|---|---:|---|---|"]
+    for w in workloads:
+        lines.append(f"| `{w.name}` | {w.kind} | {', '.join(w.modes)} | {w.default_scale} | {w.imitates} | {w.paper} |")
+    return "\n".join(lines) + "\n"
+
+
 def stats_mode(workload: Workload) -> str:
     return "naive" if "naive" in workload.modes else workload.modes[0]
 
@@ -489,7 +497,7 @@ def stats_table(workloads: list, directory: Path, scale_of=None, progress=None) 
         s = profile(workload, mode, scale, 1, Path(directory) / f"{workload.name}.{mode}.json")
         ratio = f"{s['total_to_peak_bytes']:.1f}" if s["total_to_peak_bytes"] else "-"
         lines.append(f"| {workload.name} | {mode}, {scale} | {s['total_objects']:,} | {s['peak_live_objects']:,} | "
-                     f"{s['average_size']:.0f} | {s['total_bytes']:,} | {s['peak_live_bytes']:,} | {ratio} |")
+                     f"{s['average_size']:,.0f} | {s['total_bytes']:,} | {s['peak_live_bytes']:,} | {ratio} |")
         paper = PAPER_PROGRAM.get(workload.name)
         if paper:
             objects, peak_objects, size, total, peak = PAPER_TABLE3[paper]
@@ -511,6 +519,12 @@ def _scale_arg(text: Optional[str], workload: Workload) -> int:
 
 def list_command(args) -> int:
     known = registry(args.workloads_dir)
+    if not args.stats:
+        for flag, value in (("--only", args.only), ("--markdown", args.markdown), ("--profiles-dir", args.profiles_dir)):
+            if value is not None:
+                raise LabError(f"{flag} goes with --stats")
+    if args.profiles_dir:
+        Path(args.profiles_dir).mkdir(parents=True, exist_ok=True)
     if args.stats:
         chosen = list(known.values())
         if args.only:
@@ -526,6 +540,9 @@ def list_command(args) -> int:
         if args.markdown:
             Path(args.markdown).write_text(table)
         print(table, end="")
+        return 0
+    if args.format == "markdown":
+        print(catalogue(known.values()), end="")
         return 0
     width = max((len(n) for n in known), default=8)
     for workload in known.values():

@@ -13,8 +13,9 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("STRATA_LAB_BUILD_DIR", REPO / "build" / "release"))
 PATTERNS = BUILD / "tests/lab/lab_alloc_patterns"
 SHIMS = BUILD / "src/lab"
-# Allocators every test that says "each allocator" runs on: glibc, the peers of tools/apt/lab.txt and libstrata.
-ALLOCATORS = ["glibc", "jemalloc", "mimalloc", "tcmalloc", "strata"]
+# Allocators every test that says "each allocator" runs on: glibc, the peers of
+# tools/apt/lab.txt, libstrata and the layers' Kingsley and Lea heaps (src/layered).
+ALLOCATORS = ["glibc", "jemalloc", "mimalloc", "tcmalloc", "strata", "kingsley", "lea"]
 
 
 def pytest_sessionstart(session):

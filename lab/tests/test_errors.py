@@ -87,7 +87,7 @@ def test_unknown_allocator_lists_the_known_ones(tmp_path):
     marker, command = never_started(tmp_path)
     for sub in (["profile", "-o", tmp_path / "x.json"], ["frag"], ["run", "--preset", "Adv0"]):
         result = lab(*sub, "--alloc", "hoard", *command)
-        assert_error(result, "unknown allocator 'hoard'", "glibc, jemalloc, tcmalloc, mimalloc, strata")
+        assert_error(result, "unknown allocator 'hoard'", "glibc, jemalloc, tcmalloc, mimalloc, strata, kingsley, lea")
     assert not marker.exists()
 
 

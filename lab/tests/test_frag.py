@@ -57,3 +57,45 @@ Rss:                 300 kB
 Rss:                  20 kB
 """
     assert heap_resident_bytes(smaps) == (100 + 4 + 1000 + 10) * 1024
+
+
+@pytest.mark.parametrize("allocator", sorted(BLOCKS))
+def test_a_peak_shorter_than_the_interval_is_measured_by_the_profiler(tmp_path, allocator):
+    """frag-brief holds its peak for no time at all and exits within
+    milliseconds: with a 10 s timer the meter never samples, and only the
+    profiler's samples at live peaks see the peak."""
+    small, big = BLOCKS[allocator]
+    out = tmp_path / "frag.json"
+    lab_ok("frag", "--alloc", allocator, "--json", out, "--interval", 10000, "--", PATTERNS, "frag-brief")
+    summary = json.loads(out.read_text())
+    assert summary["samples_at_live_peaks"] >= 1
+    assert summary["peak_live_bytes"] - PEAK_LIVE in (0, 72704)
+    assert summary["fragmentation"] == pytest.approx((8192 * small + 4096 * big) / PEAK_LIVE, rel=TOLERANCE)
+
+
+def test_no_sample_is_reported_as_such_never_as_zero(tmp_path):
+    """A program whose live data never reaches the first sampling level, with a
+    timer too slow to fire: no measurement of memory in use at all."""
+    out = tmp_path / "frag.json"
+    result = lab_ok("frag", "--json", out, "--interval", 10000, "--", PATTERNS, "basic")
+    summary = json.loads(out.read_text())
+    if summary["samples"] == 0:  # the timer's first sample can land before exec; then it counts
+        assert summary["peak_heap_resident_bytes"] is None and summary["fragmentation"] is None
+        assert "no sample of memory in use" in result.stdout
+    else:
+        assert summary["fragmentation"] > 0
+
+
+def test_child_processes_are_measured(tmp_path):
+    """frag-child: the parent forks a child that makes the frag pattern's peak;
+    the meter follows the child (its own live counters and smaps)."""
+    small, big = BLOCKS["glibc"]
+    out, series = tmp_path / "frag.json", tmp_path / "frag.csv"
+    lab_ok("frag", "--json", out, "--csv", series, "--interval", 5, "--", PATTERNS, "frag-child")
+    summary = json.loads(out.read_text())
+    assert summary["processes"] == 2
+    assert summary["peak_live_bytes"] == PEAK_LIVE
+    # The parent's own anonymous memory (a few hundred KiB) adds to the child's.
+    assert summary["fragmentation"] == pytest.approx((8192 * small + 4096 * big) / PEAK_LIVE, rel=TOLERANCE)
+    rows = list(csv.DictReader(series.open()))
+    assert max(int(r["processes"]) for r in rows) == 2

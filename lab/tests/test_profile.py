@@ -151,7 +151,13 @@ def test_exec_and_child_processes_each_get_a_profile(tmp_path):
     assert {"100": 1, "256": 1, "1000": 1} in histograms
     assert len({p["pid"] for p in profiles}) == len(profiles) >= 3
     assert all(p["command"][0] == "sh" for p in profiles)
-    assert "child process profile" in result.stdout
+    # One summary line for the children, naming their files.
+    child_lines = [line for line in result.stdout.splitlines() if "child process" in line]
+    assert len(child_lines) == 1, result.stdout
+    children = sorted(tmp_path.glob("shell.*.json"))
+    assert f"{len(children)} child processes profiled: {tmp_path}/shell.<pid>.json for pid " in child_lines[0]
+    for child in children:
+        assert child.name.split(".")[1] in child_lines[0]
 
 
 def test_a_free_the_shim_cannot_see_is_accounted_when_the_address_returns(tmp_path):

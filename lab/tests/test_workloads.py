@@ -38,6 +38,11 @@ def test_registry_holds_every_workload_json_in_name_order():
         assert re.fullmatch(r"[0-9a-f]{16}", workload.test["checksum"]), workload.name
 
 
+def test_workloads_are_values_usable_as_keys():
+    again = W.registry()
+    assert {w: w.name for w in REGISTRY.values()}[again["sqlite"]] == "sqlite"
+
+
 def test_the_real_programs_are_registered():
     benchmarks = {w.program.get("benchmark") for w in PROGRAMS if w.program["runner"] == "pyperformance"}
     assert set(PYPERFORMANCE) <= benchmarks
@@ -283,3 +288,26 @@ def test_stats_give_table3_with_the_papers_row(tmp_path):
     assert rows[0].startswith("| workload | mode, scale | total objects")
     assert rows[1].startswith("| boxed-sim | naive, 2 |")
     assert rows[2] == "| ↳ *paper: boxed-sim* | | *52,203* | *4,865* | *15* | *777,913* | *301,987* | *2.6* |"
+
+
+def test_the_catalogue_in_markdown_has_a_row_per_workload():
+    result = lab("workloads", "--format", "markdown")
+    assert result.returncode == 0, result.stderr
+    rows = result.stdout.splitlines()[2:]
+    assert [row.split("|")[1].strip() for row in rows] == [f"`{name}`" for name in REGISTRY]
+
+
+@pytest.mark.parametrize("args,message", [(["--only", "sqlite"], "--only goes with --stats"),
+                                          (["--stats", "--only", "nosuch"], "--only: unknown workload 'nosuch'")])
+def test_bad_stats_options_are_errors(args, message):
+    result = lab("workloads", *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("name", ["py-richards", "sqlite"])
+def test_work_grows_linearly_with_the_scale(name, tmp_path):
+    """Each step of scale adds the same number of objects (to 10%): no part of
+    the work is quadratic in the scale."""
+    objects = [W.profile(name, "naive", scale, 1, tmp_path / f"{scale}.json")["total_objects"] for scale in (1, 2, 4)]
+    step = objects[1] - objects[0]
+    assert step > 0 and abs((objects[2] - objects[1]) - 2 * step) <= 0.1 * 2 * step, objects

@@ -24,4 +24,9 @@ inline constexpr std::size_t kTraceBufferBytes = 1 << 20;
 
 inline constexpr std::size_t kPageBytes = 4096;
 
+// The profiler measures memory in use at new peaks of live bytes (while the
+// fragmentation meter watches): first at this many live bytes, then each time
+// live bytes pass the last sampled level by an eighth (at least this much).
+inline constexpr std::uint64_t kHeapSampleFirstBytes = 64 * 1024;
+
 }  // namespace strata::lab::config

@@ -5,15 +5,22 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "env.hpp"
 #include "lab_config.hpp"
 
 namespace strata::lab {
 
-LiveMirrorPage* open_live_mirror() noexcept {
-  const char* path = ::getenv("STRATA_LAB_LIVE_OUT");
-  if (path == nullptr || *path == '\0') return nullptr;
+LiveMirrorPage* open_live_mirror(bool in_child) noexcept {
+  const char* pattern = ::getenv("STRATA_LAB_LIVE_OUT");
+  if (pattern == nullptr || *pattern == '\0') return nullptr;
+  if (in_child && std::strstr(pattern, "%p") == nullptr) return nullptr;
+  char path[4096];
+  if (!expand_path(pattern, path, sizeof path)) {
+    complain("STRATA_LAB_LIVE_OUT", "path too long: ", pattern);
+    return nullptr;
+  }
   const int fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     complain("STRATA_LAB_LIVE_OUT", "cannot create ", path);

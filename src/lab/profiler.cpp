@@ -16,6 +16,7 @@
 
 #include "env.hpp"
 #include "file_writer.hpp"
+#include "heap_meter.hpp"
 #include "lab_config.hpp"
 #include "lab_memory.hpp"
 #include "live_mirror.hpp"
@@ -56,6 +57,10 @@ Counter* g_histogram = nullptr;              // g_cutoff counters: requests of s
 std::uint64_t g_cutoff = config::kDefaultCutoff;
 LiveMirrorPage* g_mirror = nullptr;
 
+// Memory in use at new live peaks, while the fragmentation meter watches
+// (the live mirror is published).
+constinit PeakHeapSampler g_heap_at_peaks;
+
 Once g_initialized;
 
 void raise_peak(Level& peak, std::int64_t value) noexcept {
@@ -66,7 +71,12 @@ void raise_peak(Level& peak, std::int64_t value) noexcept {
 
 void change_live(std::int64_t bytes, std::int64_t objects) noexcept {
   const std::int64_t live_bytes = g_live.bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  if (bytes > 0) raise_peak(g_live.peak_bytes, live_bytes);
+  if (bytes > 0) {
+    raise_peak(g_live.peak_bytes, live_bytes);
+    if (g_mirror != nullptr) g_heap_at_peaks.rose(static_cast<std::uint64_t>(live_bytes), g_mirror);
+  } else if (bytes < 0 && g_mirror != nullptr) {
+    g_heap_at_peaks.fell(static_cast<std::uint64_t>(g_live.peak_bytes.load(std::memory_order_relaxed)), g_mirror);
+  }
   std::int64_t live_objects = g_live.objects.load(std::memory_order_relaxed);
   if (objects != 0) {
     live_objects = g_live.objects.fetch_add(objects, std::memory_order_relaxed) + objects;
@@ -109,12 +119,13 @@ void track(void* p, std::uint64_t size) noexcept {
 
 // fork: the child keeps its inherited live objects (they are live in it too)
 // but starts its own totals, histogram and peaks, and stops publishing to the
-// parent's live file.
+// parent's live file (it publishes to its own if the name has "%p").
 void before_fork() noexcept { g_sizes.lock_all(); }
 void after_fork_in_parent() noexcept { g_sizes.unlock_all(); }
 void after_fork_in_child() noexcept {
   g_sizes.unlock_all();
-  g_mirror = nullptr;
+  g_mirror = open_live_mirror(/*in_child=*/true);
+  g_heap_at_peaks.reset();
   for (Counter* c : {&g_totals.objects, &g_totals.bytes, &g_totals.realloc_calls, &g_totals.free_calls,
                      &g_totals.large_objects, &g_totals.large_bytes, &g_totals.unknown_frees, &g_totals.untracked,
                      &g_totals.missed_frees})
@@ -165,6 +176,7 @@ void write_profile() noexcept {
   const std::uint64_t objects = get(g_totals.objects);
   const std::uint64_t bytes = get(g_totals.bytes);
   const std::uint64_t peak_bytes = level(g_live.peak_bytes);
+  if (g_mirror != nullptr) g_heap_at_peaks.fell(peak_bytes, g_mirror);  // a peak still held at exit
   FileWriter out(path);
   out.text("{\n  \"format\": \"strata-profile\",\n  \"version\": 1,\n  \"pid\": ")
       .number(static_cast<std::uint64_t>(::getpid()))
@@ -184,6 +196,8 @@ void write_profile() noexcept {
       .text(",\n  \"unknown_frees\": ").number(get(g_totals.unknown_frees))
       .text(",\n  \"untracked_objects\": ").number(get(g_totals.untracked))
       .text(",\n  \"missed_frees\": ").number(get(g_totals.missed_frees))
+      .text(",\n  \"peak_heap_resident_bytes_at_peaks\": ").number(g_heap_at_peaks.peak())
+      .text(",\n  \"heap_samples_at_peaks\": ").number(g_heap_at_peaks.samples())
       .text(",\n  \"size_histogram\": {");
   bool first = true;
   for (std::uint64_t size = 0; size < g_cutoff && g_histogram != nullptr; ++size) {

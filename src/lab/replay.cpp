@@ -28,6 +28,7 @@
 #include "env.hpp"
 #include "file_writer.hpp"
 #include "lab_memory.hpp"
+#include "heap_meter.hpp"
 #include "live_mirror.hpp"
 #include "trace_format.hpp"
 
@@ -50,6 +51,8 @@ struct Stats {
 };
 
 const char* g_trace_path = "";
+// Memory in use at new live peaks, while the fragmentation meter watches.
+constinit PeakHeapSampler g_heap_at_peaks;
 
 [[noreturn]] void fail(const char* problem) noexcept {
   complain(g_trace_path, problem);
@@ -150,13 +153,17 @@ class Replay {
       o.size = r.size;
     } else {  // kFree, kReallocFree
       if (o.p == nullptr) fail("free of an object that is not live");
+      if (mirror_ != nullptr) g_heap_at_peaks.fell(stats.peak_live_bytes, mirror_);  // before memory goes back
       ::free(o.p);
       stats.live_bytes -= o.size;
       --stats.live_objects;
       o.p = nullptr;
       o.size = 0;
     }
-    if (stats.live_bytes > stats.peak_live_bytes) stats.peak_live_bytes = stats.live_bytes;
+    if (stats.live_bytes > stats.peak_live_bytes) {
+      stats.peak_live_bytes = stats.live_bytes;
+      if (mirror_ != nullptr) g_heap_at_peaks.rose(stats.live_bytes, mirror_);
+    }
     if (stats.live_objects > stats.peak_live_objects) stats.peak_live_objects = stats.live_objects;
     publish(stats, mirror_);
   }
@@ -242,6 +249,8 @@ void report(const trace::Trailer& recorded, const Stats& s, bool on_recorded_thr
       .text(",\n  \"replayed_on_recorded_threads\": ").text(on_recorded_threads ? "true" : "false")
       .text(",\n  \"live_bytes_at_end\": ").number(s.live_bytes)
       .text(",\n  \"failed_allocations\": ").number(s.failed_allocations)
+      .text(",\n  \"peak_heap_resident_bytes_at_peaks\": ").number(g_heap_at_peaks.peak())
+      .text(",\n  \"heap_samples_at_peaks\": ").number(g_heap_at_peaks.samples())
       .text("\n}\n");
   if (!out.commit()) complain("strata-replay", "cannot write the report to ", path);
 }
@@ -279,7 +288,8 @@ int main(int argc, char** argv) {
   auto* objects = static_cast<Object*>(map_lab_memory((object_count + 1) * sizeof(Object)));
   if (objects == nullptr) fail("no memory for the object table");
   const TraceBody body{bytes + trace::kHeaderBytes, trailer_at, object_count, recorded.threads};
-  Replay replay(objects, open_live_mirror());
+  LiveMirrorPage* const mirror = open_live_mirror();
+  Replay replay(objects, mirror);
   const char* threaded = ::getenv("STRATA_LAB_REPLAY_THREADS");
   const bool on_recorded_threads = threaded != nullptr && std::strcmp(threaded, "1") == 0;
   const std::uint64_t start = monotonic_ns();
@@ -288,6 +298,7 @@ int main(int argc, char** argv) {
   else
     replay_on_one_thread(body, replay);
   replay.stats.elapsed_ns = monotonic_ns() - start;
+  if (mirror != nullptr) g_heap_at_peaks.fell(replay.stats.peak_live_bytes, mirror);  // a peak held to the end
   report(recorded, replay.stats, on_recorded_threads);
   return replay.stats.failed_allocations == 0 ? 0 : 3;
 }

@@ -134,10 +134,13 @@ static int forks(void) {
 /* Fragmentation: 8192 x 4000 bytes, free every other one, then 4096 x 8000
  * bytes that cannot fit the 4000-byte holes. Peak live = 4096 x 4000 +
  * 4096 x 8000; memory in use ~ 8192 x 4000 + 4096 x 8000: ratio ~ 4/3.
- * Holds the peak for 400 ms so the meter samples it. */
+ * Holds the peak for hold_ms (frag: 400 ms, so the meter's timer samples it;
+ * frag-brief: not at all, so only the profiler's own samples at live peaks
+ * can see it). frag-child runs frag in a forked child while the parent
+ * allocates almost nothing. */
 enum { kFragObjects = 8192 };
 static char *frag_small[kFragObjects], *frag_big[kFragObjects / 2];
-static int frag(void) {
+static int frag_hold(long hold_ms) {
   for (int i = 0; i < kFragObjects; ++i) {
     check((frag_small[i] = malloc(4000)) != NULL, "malloc");
     memset(frag_small[i], 1, 4000);
@@ -147,9 +150,19 @@ static int frag(void) {
     check((frag_big[i] = malloc(8000)) != NULL, "malloc");
     memset(frag_big[i], 2, 8000);
   }
-  sleep_ms(400);
+  if (hold_ms > 0) sleep_ms(hold_ms);
   for (int i = 1; i < kFragObjects; i += 2) free(frag_small[i]);
   for (int i = 0; i < kFragObjects / 2; ++i) free(frag_big[i]);
+  return 0;
+}
+static int frag(void) { return frag_hold(400); }
+static int frag_brief(void) { return frag_hold(0); }
+static int frag_child(void) {
+  pid_t child = fork();
+  check(child >= 0, "fork");
+  if (child == 0) exit(frag_hold(400));
+  int status = 0;
+  check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0, "child");
   return 0;
 }
 
@@ -246,11 +259,12 @@ static int crash(void) {
 int main(int argc, char **argv) {
   static const struct { const char *name; int (*run)(void); } modes[] = {
       {"basic", basic}, {"realloc", reallocs}, {"aligned", aligned}, {"large", large},
-      {"threads", threads}, {"fork", forks}, {"frag", frag}, {"mixed", mixed},
+      {"threads", threads}, {"fork", forks}, {"frag", frag}, {"frag-brief", frag_brief},
+      {"frag-child", frag_child}, {"mixed", mixed},
       {"churn", churn}, {"bypass", bypass}, {"exit3", exit3}, {"crash", crash}, {"nothing", NULL},
   };
   if (argc != 2) {
-    say("usage: lab_alloc_patterns basic|realloc|aligned|large|threads|fork|frag|mixed|churn|bypass|exit3|crash|nothing\n");
+    say("usage: lab_alloc_patterns basic|realloc|aligned|large|threads|fork|frag|frag-brief|frag-child|mixed|churn|bypass|exit3|crash|nothing\n");
     return 2;
   }
   for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)

@@ -13,7 +13,7 @@
 // of 8–64 KB bodies, with a dozen headers each.
 //
 // Modes:
-//   custom  Apache-like pools: NestedHeap<ZoneHeap<8 KB chunks, malloc>>,
+//   custom  Apache-like pools: NestedRegionHeap<ZoneHeap<8 KB chunks, malloc>>,
 //           connection pools children of the server pool, request pools
 //           children of their connection's; nothing is freed individually;
 //   naive   NaiveRegion per connection and per request: every object its own
@@ -61,7 +61,7 @@ constexpr int kMaxRequestsPerConnection = 200;
 // ---- the allocator policies ------------------------------------------------
 
 struct PoolPolicy {  // custom: APR-style nested pools
-  using Region = strata::layers::NestedHeap<strata::layers::ZoneHeap<8192, strata::layers::MallocHeap>>;
+  using Region = strata::layers::NestedRegionHeap<strata::layers::ZoneHeap<8192, strata::layers::MallocHeap>>;
   static void* allocate(Region& r, std::size_t n) { return r.malloc(n); }
   static void release(Region&, void*) {}  // pools free nothing early
 };

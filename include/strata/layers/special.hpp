@@ -2,7 +2,7 @@
 #pragma once
 #include "strata/layers/heap.hpp"
 #include "strata/layers/special/mempool_heap.hpp"
-#include "strata/layers/special/nested_heap.hpp"
+#include "strata/layers/special/nested_region_heap.hpp"
 #include "strata/layers/special/obstack_heap.hpp"
 #include "strata/layers/special/xalloc_heap.hpp"
 #include "strata/layers/special/zone_heap.hpp"

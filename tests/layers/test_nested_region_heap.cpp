@@ -5,14 +5,14 @@
 #include "strata/layers.hpp"
 #include "util_test_heaps.hpp"
 
-using strata::layers::NestedHeap;
+using strata::layers::NestedRegionHeap;
 using strata::layers::ZoneHeap;
 using strata::test::FailingHeap;
 
 namespace {
 
 constexpr std::size_t kChunk = 1024;
-using Pool = NestedHeap<ZoneHeap<kChunk, FailingHeap>>;
+using Pool = NestedRegionHeap<ZoneHeap<kChunk, FailingHeap>>;
 static_assert(strata::layers::ClearableHeap<Pool>);
 
 // Allocates n objects of 100 bytes, writing each (so ASan sees real use).
@@ -24,7 +24,7 @@ void fill(Pool& pool, int n) {
   }
 }
 
-TEST(NestedHeap, ARootIsTheRegionBelow) {
+TEST(NestedRegionHeap, ARootIsTheRegionBelow) {
   Pool pool;
   EXPECT_EQ(pool.parent(), nullptr);
   fill(pool, 30);
@@ -33,7 +33,7 @@ TEST(NestedHeap, ARootIsTheRegionBelow) {
   EXPECT_EQ(pool.live(), 0u);
 }
 
-TEST(NestedHeap, ClearingAParentClearsEveryDescendant) {
+TEST(NestedRegionHeap, ClearingAParentClearsEveryDescendant) {
   Pool connection;
   Pool request(connection);
   Pool subrequest(request);
@@ -55,7 +55,7 @@ TEST(NestedHeap, ClearingAParentClearsEveryDescendant) {
   EXPECT_GT(subrequest.live(), 0u);
 }
 
-TEST(NestedHeap, ClearingAChildLeavesTheParentAndSiblings) {
+TEST(NestedRegionHeap, ClearingAChildLeavesTheParentAndSiblings) {
   Pool parent;
   Pool a(parent), b(parent);
   fill(parent, 20);
@@ -69,7 +69,7 @@ TEST(NestedHeap, ClearingAChildLeavesTheParentAndSiblings) {
   EXPECT_EQ(b.live(), b_chunks);
 }
 
-TEST(NestedHeap, ADestroyedChildLeavesItsParentsList) {
+TEST(NestedRegionHeap, ADestroyedChildLeavesItsParentsList) {
   Pool parent;
   {
     Pool a(parent);
@@ -87,7 +87,7 @@ TEST(NestedHeap, ADestroyedChildLeavesItsParentsList) {
   parent.clear();  // touches no destroyed child (ASan would say so)
 }
 
-TEST(NestedHeap, ADestroyedParentLetsItsChildrenGoEmpty) {
+TEST(NestedRegionHeap, ADestroyedParentLetsItsChildrenGoEmpty) {
   auto* parent = new Pool;
   Pool child(*parent);
   fill(*parent, 10);
@@ -99,7 +99,7 @@ TEST(NestedHeap, ADestroyedParentLetsItsChildrenGoEmpty) {
   EXPECT_GT(child.live(), 0u);
 }
 
-TEST(NestedHeap, OutOfMemoryIsNull) {
+TEST(NestedRegionHeap, OutOfMemoryIsNull) {
   Pool parent;
   Pool child(parent);
   child.fail_after(0);
