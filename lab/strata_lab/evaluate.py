@@ -58,8 +58,8 @@ INSTALL = {
     "tcmalloc": "apt-get install libgoogle-perftools4 (libtcmalloc_minimal.so.4)",
     "mimalloc": "apt-get install libmimalloc2.0",
     "strata": "make build (builds src/malloc/libstrata.so)",
-    "kingsley": "make build (builds the layer-built Kingsley LD_PRELOAD library)",
-    "lea": "make build (builds the layer-built Lea LD_PRELOAD library)",
+    "kingsley": "make build (builds src/layered/libstrata-kingsley.so)",
+    "lea": "make build (builds src/layered/libstrata-lea.so)",
 }
 
 
