@@ -5,6 +5,7 @@ each a sub-matrix of workloads x allocators x modes x presets at a scale.
     runs = 5                # timed runs of every cell (at least 5)
     seed = 1                # the workloads' input seed (and the preconditioner's)
     timeout_s = 300         # a run that takes longer is killed and recorded as a timeout
+    cachegrind_sections = ["resilience"]  # --cachegrind: only these sections' cells (default: all)
 
     [[experiment]]
     section = "per-class"   # the report section it feeds (SECTIONS)
@@ -37,7 +38,8 @@ PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"]
 # LD_PRELOAD libraries (allocators.resolve() knows them once they are built).
 EXTRA_ALLOCATORS = ["kingsley", "lea"]
 
-EVALUATION_FIELDS = {"runs": int, "seed": int, "timeout_s": (int, float), "name": str, "description": str}
+EVALUATION_FIELDS = {"runs": int, "seed": int, "timeout_s": (int, float), "name": str, "description": str,
+                     "cachegrind_sections": list}
 EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "modes": list, "presets": list,
                      "scale": (int, float), "scales": dict, "runs": int, "title": str}
 BENCH_FIELDS = {
@@ -76,6 +78,7 @@ class Config:
     bench: dict
     description: str = ""
     raw: dict = field(default_factory=dict)
+    cachegrind_sections: Optional[list] = None  # --cachegrind: these sections' cells (None: every cell)
 
     def sections(self) -> list:
         present = {e.section for e in self.experiments}
@@ -143,6 +146,10 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
     if timeout_s <= 0:
         raise LabError(f"{path}: evaluation.timeout_s: {timeout_s:g}: must be > 0")
 
+    cachegrind_sections = evaluation.get("cachegrind_sections")
+    if cachegrind_sections is not None:
+        _names(f"{path}: evaluation.cachegrind_sections", cachegrind_sections, SECTIONS, "section")
+
     raw_experiments = data.get("experiment", [])
     if not isinstance(raw_experiments, list) or not all(isinstance(e, dict) for e in raw_experiments):
         raise LabError(f"{path}: experiment: expected [[experiment]] tables")
@@ -193,7 +200,8 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
         if "rounds" in table and table["rounds"] < MIN_RUNS:
             raise LabError(f"{path}: bench.{name}.rounds: {table['rounds']}: at least {MIN_RUNS}")
     return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments,
-                  {k: dict(v) for k, v in bench.items()}, evaluation.get("description", ""), data)
+                  {k: dict(v) for k, v in bench.items()}, evaluation.get("description", ""), data,
+                  cachegrind_sections)
 
 
 def load(path, workload_names: list, allocator_names: Optional[list] = None) -> Config:

@@ -88,6 +88,7 @@ class Plan:
     skipped: dict        # allocator name -> reason and install command
     not_applicable: list  # "workload: mode" pairs dropped because the workload lacks the mode
     experiments: list    # per experiment: its cells (for the report)
+    valgrind_cells: list = None  # --cachegrind: the cells of config.cachegrind_sections (all by default)
 
 
 def plan(config: evalconfig.Config, registry: dict, needs_valgrind: bool = False) -> Plan:
@@ -104,7 +105,8 @@ def plan(config: evalconfig.Config, registry: dict, needs_valgrind: bool = False
             skipped[name] = f"{error}; install: {INSTALL.get(name, 'see docs/lab.md')}"
     if "glibc" not in available:
         available["glibc"] = ""  # profiles run on glibc
-    cells, profiles, not_applicable, experiments = {}, [], [], []
+    cells, profiles, not_applicable, experiments, valgrind_cells = {}, [], [], [], []
+    wanted_sections = config.cachegrind_sections
     for experiment in config.experiments:
         mine = []
         for name in experiment.workloads:
@@ -128,6 +130,9 @@ def plan(config: evalconfig.Config, registry: dict, needs_valgrind: bool = False
                         cell = Cell(name, mode, scale, allocator, preset)
                         cells[cell] = max(cells.get(cell, 0), experiment.runs)
                         mine.append(cell)
+                        if (wanted_sections is None or experiment.section in wanted_sections) \
+                                and cell not in valgrind_cells:
+                            valgrind_cells.append(cell)
         experiments.append({"section": experiment.section, "title": experiment.title,
                             "workloads": experiment.workloads, "allocators": experiment.allocators,
                             "modes": experiment.modes, "presets": experiment.presets,
@@ -136,7 +141,7 @@ def plan(config: evalconfig.Config, registry: dict, needs_valgrind: bool = False
                             "runs": experiment.runs, "cells": len(mine)})
     if needs_valgrind and not _which("valgrind"):
         raise LabError("--cachegrind needs valgrind (apt-get install valgrind)")
-    return Plan(config, cells, profiles, available, skipped, not_applicable, experiments)
+    return Plan(config, cells, profiles, available, skipped, not_applicable, experiments, valgrind_cells)
 
 
 def _which(program: str) -> Optional[str]:
@@ -514,7 +519,8 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
             "config": {"path": str(config.path), "name": config.name, "description": config.description,
                        "runs": config.runs, "seed": config.seed, "timeout_s": config.timeout_s,
                        "toml": config.raw},
-            "cachegrind": cachegrind, "machine": machine(), "git": git_commit(),
+            "cachegrind": cachegrind, "cachegrind_cells": len(the_plan.valgrind_cells) if cachegrind else 0,
+            "machine": machine(), "git": git_commit(),
             "allocators": allocator_versions(the_plan.available), "skipped_allocators": the_plan.skipped,
             "not_applicable": the_plan.not_applicable, "experiments": the_plan.experiments,
             "workloads": {}, "planned": {"cells": len(the_plan.cells), "runs": sum(the_plan.cells.values()),
@@ -533,7 +539,7 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
         write_json(folder / "meta.json", meta)
 
         runs_total = sum(the_plan.cells.values())
-        valgrind_total = 2 * len(the_plan.cells) if cachegrind else 0
+        valgrind_total = 2 * len(the_plan.valgrind_cells) if cachegrind else 0
         progress = Progress(len(the_plan.profiles) + runs_total + len(steps) + valgrind_total, stream)
         for key in the_plan.profiles:
             progress.expect(("profile",) + key, 1)
@@ -542,7 +548,7 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
         for step in steps:
             progress.expect(("bench", step[0], step[2]), 1)
         if cachegrind:
-            for cell in the_plan.cells:
+            for cell in the_plan.valgrind_cells:
                 progress.expect(("valgrind", cell), 2)
 
         profile_log = CsvLog(folder / "profiles.csv", PROFILE_FIELDS)
@@ -627,7 +633,7 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
 
             # Cache misses and instructions.
             if cachegrind:
-                for cell in the_plan.cells:
+                for cell in the_plan.valgrind_cells:
                     for tool in ("cachegrind", "callgrind"):
                         if interrupt.requested:
                             break

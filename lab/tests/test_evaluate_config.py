@@ -98,6 +98,8 @@ def replace(old, new):
     (replace('ops = 1000', 'opz = 1000'), "bench.zero-cost.opz: unknown field"),
     (replace('rounds = 5', 'rounds = 3'), "bench.zero-cost.rounds: 3: at least 5"),
     (replace('[evaluation]', '[evaluatoin]'), "evaluatoin: unknown table"),
+    (replace('seed = 3', 'cachegrind_sections = ["speed"]'),
+     "evaluation.cachegrind_sections[0]: unknown section 'speed'"),
     ("[evaluation]\nruns = 5\n", "nothing to run"),
 ])
 def test_every_error_names_the_field(text, message):
