@@ -20,6 +20,7 @@ what was gathered and the report says it is partial."""
 import csv
 import datetime
 import fcntl
+import importlib.util
 import json
 import os
 import platform
@@ -664,7 +665,10 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
 
 
 def command(args) -> int:
-    from . import report
+    # The report needs matplotlib: check now, import at the end. Importing it
+    # here would add ~45 MiB to this process, which every run's ru_maxrss counts.
+    if importlib.util.find_spec("matplotlib") is None:
+        raise LabError("the report needs matplotlib: run `make setup` (it is in lab/pyproject.toml)")
     registry = workloads.registry()
     config = evalconfig.load(args.config or DEFAULT_CONFIG, list(registry))
     folder = results_folder(args.output)
@@ -673,6 +677,7 @@ def command(args) -> int:
     print(f"strata-lab evaluate: {config.path} -> {folder}", file=sys.stderr)
     meta = evaluate(config, registry, folder, cachegrind=args.cachegrind)
     point_latest(folder)
+    from . import report
     written = report.render(folder)
     state = "PARTIAL (interrupted) " if meta["partial"] else ""
     print(f"strata-lab evaluate: {state}report: {written['html']} (and {written['md'].name}); "
