@@ -26,6 +26,10 @@ def bars(path: Path, title: str, ylabel: str, groups: list, series: list, values
         if xs:
             ax.bar(xs, heights, width, label=name, yerr=[low, high], capsize=2)
             drawn = True
+    medians = [v.median for v in values.values() if v is not None and v.median > 0]
+    if medians and max(medians) / min(medians) > 30:  # one outlier would flatten every other bar
+        ax.set_yscale("log")
+        ylabel += " (log scale)"
     if reference is not None:
         ax.axhline(reference, color="black", linewidth=0.8, linestyle="--")
     ax.set_xticks(range(len(groups)))
