@@ -3,9 +3,7 @@ every error of `strata-lab workload`, every registered workload in every mode
 under glibc and libstrata with its stored checksum, the real programs'
 switch of their own allocator, and how failing programs are reported."""
 import json
-import os
 import re
-import signal
 import time
 from pathlib import Path
 
@@ -202,6 +200,12 @@ def test_a_failing_program_is_reported_with_its_status_never_a_time(tmp_path, na
     assert cli.returncode == 1 and status in cli.stderr and text in cli.stderr
     if name != "nosum":
         assert ("about to crash" if name == "crash" else "broken") in result["stderr_tail"] + cli.stderr
+
+
+def test_profiling_a_failing_program_raises_with_its_status(tmp_path):
+    write_workload(tmp_path, "crash", "kill -SEGV $$\n")
+    with pytest.raises(ProgramFailed, match="killed by SIGSEGV under the profiler"):
+        W.profile(W.registry(tmp_path)["crash"], "custom", 1, 1, tmp_path / "p.json")
 
 
 def test_a_program_past_its_timeout_is_killed_with_its_children(tmp_path):
