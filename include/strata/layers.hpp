@@ -10,3 +10,4 @@
 #include "strata/layers/utility.hpp"
 #include "strata/layers/special.hpp"
 #include "strata/layers/general.hpp"
+#include "strata/layers/region.hpp"

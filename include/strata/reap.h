@@ -18,12 +18,43 @@
 #define STRATA_REAP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct strata_reap strata_reap;
+
+/* The public head of every reap: the first bytes of the object a
+ * strata_reap * points to, and the only part of a reap that code compiled
+ * against this header reads (strata_reap_malloc below bumps inline through
+ * it). Layout version STRATA_REAP_HEAD_VERSION; a library with another
+ * version is not link-compatible.
+ *
+ *   bump   next free byte of the reap's current stream (16-byte aligned)
+ *   limit  end of the inline window: [bump, limit) may be handed out inline
+ *   flags  why the inline path is closed (STRATA_REAP_SLOW_*), 0 when open.
+ *          Whenever flags != 0 the library keeps limit == bump, so the inline
+ *          path fails its one comparison and calls the library: it never has
+ *          to read flags itself.
+ *
+ * Every object is preceded by a one-byte boundary tag: the byte before it
+ * holds its slot size in 16-byte granules (slot = object + its tag's byte
+ * in the next slot: (size + 16) rounded down to 16), which is how free and
+ * usable_size find its size without a header. The library keeps limit at most
+ * 4080 bytes past bump so that a tag always fits in a byte. */
+#define STRATA_REAP_HEAD_VERSION 1
+typedef struct strata_reap_head {
+  uintptr_t bump;
+  uintptr_t limit;
+  uint32_t flags;
+  uint32_t version; /* STRATA_REAP_HEAD_VERSION */
+} strata_reap_head;
+
+#define STRATA_REAP_SLOW_CHECKED 1u  /* checked mode, ASan or Valgrind: every call is recorded */
+#define STRATA_REAP_SLOW_FREED 2u    /* freed objects wait for reuse: they come first */
+#define STRATA_REAP_SLOW_EMULATOR 4u /* the region emulator: there is no inline path */
 
 /* A new empty reap, the child of parent (NULL: a root). NULL + ENOMEM on failure. */
 strata_reap *strata_reap_create(strata_reap *parent);
@@ -36,8 +67,28 @@ void strata_reap_destroy(strata_reap *reap);
  * stay valid (and empty). NULL is a no-op. */
 void strata_reap_clear(strata_reap *reap);
 
-/* size 0 gives a unique pointer that can be freed. */
-void *strata_reap_malloc(strata_reap *reap, size_t size);
+/* The out-of-line part of strata_reap_malloc (same contract): everything the
+ * inline window cannot serve. */
+void *strata_reap_malloc_slow(strata_reap *reap, size_t size);
+
+/* size 0 gives a unique pointer that can be freed. Inline: bump within the
+ * head's window and write the object's boundary tag; anything else (window
+ * empty, checked mode, freed objects waiting, larger sizes) is one call away. */
+static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
+  strata_reap_head *head = (strata_reap_head *)(void *)reap;
+  const uintptr_t object = head->bump;
+  /* Absurd sizes wrap slot to 0 or leave it huge: either way the test fails. */
+  const size_t slot = (size + 16) & ~(size_t)15;
+  if (slot - 1 < (size_t)(head->limit - object)) {
+#if defined(__GNUC__)
+    if (object == 0) __builtin_unreachable(); /* an open window is never at address 0: callers need no null test */
+#endif
+    head->bump = object + slot;
+    *(unsigned char *)(object - 1) = (unsigned char)(slot >> 4);
+    return (void *)object;
+  }
+  return strata_reap_malloc_slow(reap, size);
+}
 
 /* Zeroed memory for count * size bytes; NULL + ENOMEM when that overflows. */
 void *strata_reap_calloc(strata_reap *reap, size_t count, size_t size);

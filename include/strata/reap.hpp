@@ -49,6 +49,7 @@ class reap {
   strata_reap* get() const noexcept { return handle_; }
 
   // The C API; nullptr (errno ENOMEM / EINVAL) on failure, as in strata/reap.h.
+  // malloc bumps inline (strata_reap_malloc reads the reap's public head).
   void* malloc(std::size_t size) noexcept { return strata_reap_malloc(handle_, size); }
   void* calloc(std::size_t count, std::size_t size) noexcept { return strata_reap_calloc(handle_, count, size); }
   void* realloc(void* ptr, std::size_t size) noexcept { return strata_reap_realloc(handle_, ptr, size); }
@@ -89,7 +90,8 @@ class reap_resource : public std::pmr::memory_resource {
 
  protected:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
-    void* p = strata_reap_aligned_alloc(reap_, alignment, bytes);
+    // Alignments up to 16 (nearly every type) take the inline bump.
+    void* p = alignment <= 16 ? strata_reap_malloc(reap_, bytes) : strata_reap_aligned_alloc(reap_, alignment, bytes);
     if (p == nullptr) throw std::bad_alloc();
     return p;
   }

@@ -7,6 +7,10 @@
 // Each object carries a 32-byte header (its reap, its slot in the array, its
 // size, the block's start) so free and realloc are O(1). A free through the
 // wrong reap aborts naming both; no other misuse is checked.
+//
+// The inline strata_reap_malloc of strata/reap.h reads the reap's public head:
+// here it always says "no inline window" (STRATA_REAP_SLOW_EMULATOR, limit ==
+// bump == 0), so every allocation comes to strata_reap_malloc_slow below.
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -14,8 +18,8 @@
 #include <cstring>
 #include <new>
 
-#include "reap/layers/nested_heap.hpp"
 #include "strata/layers/heap.hpp"
+#include "strata/layers/region/nested_heap.hpp"
 #include "strata/reap.h"
 
 using strata::layers::is_power_of_two;
@@ -79,11 +83,14 @@ class RecordedObjects {
   std::size_t bytes_ = 0;
 };
 
-using EmulatedHeap = strata::reap_detail::NestedHeap<RecordedObjects>;
+using EmulatedHeap = strata::layers::NestedHeap<RecordedObjects>;
 
 }  // namespace
 
-struct strata_reap final : EmulatedHeap {};
+// The public head first, closed for good: no inline allocation.
+struct strata_reap final : strata_reap_head, EmulatedHeap {
+  strata_reap() : strata_reap_head{0, 0, STRATA_REAP_SLOW_EMULATOR, STRATA_REAP_HEAD_VERSION} {}
+};
 
 namespace {
 
@@ -158,7 +165,7 @@ void strata_reap_clear(strata_reap* reap) {
   reap->forEachPreOrder([](EmulatedHeap* node) { node->freeAll(); });
 }
 
-void* strata_reap_malloc(strata_reap* reap, size_t size) { return emulated_malloc(reap, size, 0); }
+void* strata_reap_malloc_slow(strata_reap* reap, size_t size) { return emulated_malloc(reap, size, 0); }
 
 void* strata_reap_calloc(strata_reap* reap, size_t count, size_t size) {
   size_t bytes;

@@ -4,10 +4,11 @@
 // Checked mode (CMake STRATA_REAP_CHECKED=ON, environment STRATA_REAP_CHECK=1,
 // always under ASan, and under Valgrind unless STRATA_REAP_CHECK=0) records
 // every object of the reap, so a free of a pointer the reap never returned, a
-// double free or a free through the wrong reap aborts with a message naming the address and the reap; it also
-// tells ASan/Valgrind about every object. It costs an unchecked reap nothing
-// on the allocation fast path (a checked reap never bumps there) and one
-// predictable branch in free.
+// double free or a free through the wrong reap aborts with a message naming
+// the address and the reap; it also tells ASan/Valgrind about every object. A
+// checked reap keeps its inline window closed (STRATA_REAP_SLOW_CHECKED), so
+// every allocation comes here: checking costs an unchecked reap nothing on the
+// inline fast path and one predictable branch in free.
 #include "strata/reap.h"
 
 #include <cerrno>
@@ -25,6 +26,10 @@
 using strata::layers::align_up;
 using strata::layers::is_power_of_two;
 using namespace strata::reap_detail;
+namespace instrument = strata::layers::instrument;
+using strata::layers::map_hidden;
+using strata::layers::round_to_pages;
+using strata::layers::unmap_or_cache;
 
 namespace {
 
@@ -41,7 +46,9 @@ struct CheckedObjects {
 
 }  // namespace
 
-struct strata_reap final : ReapHeap {
+// The public head first (strata_reap_malloc reads it at the reap's address),
+// then the layer chain.
+struct strata_reap final : strata_reap_head, ReapHeap {
   bool checked = false;
   CheckedObjects* check = nullptr;
   std::size_t mapping_bytes = 0;  // the reap's own mapping: this header + the home chunk
@@ -49,7 +56,9 @@ struct strata_reap final : ReapHeap {
 
 namespace {
 
-constexpr std::size_t kHeaderBytes = align_up(sizeof(strata_reap), kSlabBytes);
+// The reap's own mapping: its header, then its first (home) chunk.
+constexpr std::size_t kHeaderBytes = align_up(sizeof(strata_reap), 4096);
+constexpr std::size_t kHomeChunkBytes = 8 * 1024;
 
 strata_reap* as_reap(ReapHeap* node) noexcept { return static_cast<strata_reap*>(node); }
 
@@ -171,38 +180,28 @@ void destroy_one(strata_reap* reap) noexcept {
   unmap_or_cache(reap, bytes);
 }
 
-// Everything but the fast path, out of line so that the fast path needs no
-// stack frame. Checked reaps always come here: all their classes are suspended.
-[[gnu::noinline]] void* allocate_slow(strata_reap* reap, std::size_t size) noexcept {
-  if (reap->checked) return checked_record(reap, reap->malloc<true>(size));
-  return reap->malloc<false>(size);
-}
-
-inline void* allocate_any(strata_reap* reap, std::size_t size) noexcept {
-  if (size <= kMaxStepSize) [[likely]] {
-    if (void* object = reap->tryFast(size)) [[likely]]
-      return object;
-  }
-  return allocate_slow(reap, size);
-}
+inline void* allocate_any(strata_reap* reap, std::size_t size) noexcept { return strata_reap_malloc(reap, size); }
 
 }  // namespace
 
 extern "C" {
 
 strata_reap* strata_reap_create(strata_reap* parent) {
-  const std::size_t bytes = round_to_pages(kHeaderBytes + kFirstChunkBytes);
+  const std::size_t bytes = round_to_pages(kHeaderBytes + kHomeChunkBytes);
   void* base = map_hidden(bytes);  // ENOMEM on failure
   if (base == nullptr) return nullptr;
   instrument::expose(base, kHeaderBytes);
   auto* reap = new (base) strata_reap;
+  // The inline path finds the head at the reap's own address (first base).
+  if (static_cast<void*>(static_cast<strata_reap_head*>(reap)) != base) std::abort();
+  reap->version = STRATA_REAP_HEAD_VERSION;
+  reap->useCursor(reap);  // the stream bumps through the public head
   reap->mapping_bytes = bytes;
   reap->account(bytes);
   char* home = static_cast<char*>(base) + kHeaderBytes;
   reap->adoptHome(home, bytes - kHeaderBytes);
-  reap->setOwner(reap);
   reap->checked = checked_by_default();
-  if (reap->checked) reap->suspendAll();  // every allocation takes the checked path
+  if (reap->checked) reap->closeInline(strata::layers::kInlineClosedChecked);  // every allocation is recorded
   if (reap->checked && !start_checking(reap)) {
     reap->~strata_reap();
     unmap_or_cache(base, bytes);
@@ -224,7 +223,13 @@ void strata_reap_clear(strata_reap* reap) {
   reap->forEachPreOrder([](ReapHeap* node) { clear_one(as_reap(node)); });
 }
 
-void* strata_reap_malloc(strata_reap* reap, size_t size) { return allocate_any(reap, size); }
+// Everything the inline window cannot serve: freed objects waiting, a window
+// to slide or a new chunk, larger sizes, checked reaps.
+void* strata_reap_malloc_slow(strata_reap* reap, size_t size) {
+  if (reap->checked) [[unlikely]]
+    return checked_record(reap, reap->malloc<true>(size));
+  return reap->malloc<false>(size);
+}
 
 void* strata_reap_calloc(strata_reap* reap, size_t count, size_t size) {
   size_t bytes;
@@ -260,7 +265,7 @@ void* strata_reap_realloc(strata_reap* reap, void* ptr, size_t size) {
     require_live("strata_reap_realloc", reap, ptr);
   }
   const std::size_t usable = reap->getSize(ptr);
-  if (size <= usable) return ptr;  // grows and shrinks within its size class in place
+  if (size <= usable) return ptr;  // grows and shrinks within its slot in place
   void* moved = allocate_any(reap, size);
   if (moved == nullptr) return nullptr;  // the old object stays as it was
   std::memcpy(moved, ptr, usable);
@@ -274,25 +279,13 @@ void* strata_reap_aligned_alloc(strata_reap* reap, size_t alignment, size_t size
     return nullptr;
   }
   if (alignment <= strata::layers::kAlignment) return strata_reap_malloc(reap, size);
-  // Slab objects sit at 64 + k * stride in their slab: a class whose stride is
-  // a multiple of the alignment (<= 64) is aligned already.
-  if (alignment <= kSlabAlignment && size <= kMaxStepSize)
-    return allocate_any(reap, align_up(size == 0 ? 1 : size, alignment));
-  void* ptr = reap->alignedMalloc(size, alignment);
+  void* ptr = reap->mallocAligned(size, alignment);  // in the stream, after filler slots
   return reap->checked ? checked_record(reap, ptr) : ptr;
 }
 
 void strata_reap_get_stats(const strata_reap* reap, strata_reap_stats* stats) {
-  std::size_t objects = reap->largeObjectsLive();
-  std::size_t bytes = reap->largeBytesLive();
-  for (std::size_t c = 0; c < kSizeClasses; ++c) {
-    const std::size_t freed = reap->freedObjects(c);
-    const std::size_t live = reap->objectsCarved(c) - freed;
-    objects += live;
-    bytes += live * stride_of(c);
-  }
-  stats->objects_live = objects;
-  stats->bytes_live = bytes;
+  stats->objects_live = reap->liveObjects();  // walks what was bumped inline since the last call
+  stats->bytes_live = reap->liveBytes();
   stats->bytes_held = reap->bytesHeld();
   stats->chunks = reap->mappings();
 }

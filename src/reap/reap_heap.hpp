@@ -1,51 +1,50 @@
-// The reap as a chain of heap layers — top: where memory comes from; bottom:
-// what strata_reap_* calls.
+// The reap as a chain of public region layers (include/strata/layers/region/)
+// — top: where memory comes from; bottom: what strata_reap_* calls.
 //
-// Design choices, against the paper's Reap (Berger et al. 2002, §8.1:
-// Sbrk / RegionHeap / CoalesceableHeap / LeaHeap / ClearOptimizedHeap / NestedHeap):
+// Against the 2002 paper's Reap (§8.1: Sbrk / RegionHeap / CoalesceableHeap /
+// LeaHeap / ClearOptimizedHeap / NestedHeap):
 //
-// * No per-object header for small objects. The paper's CoalesceableHeap adds
-//   8 bytes to every object so that free can find its size; in a region
-//   workload of 8–64-byte objects that is 20–50% more memory traffic than a
-//   plain region. Here every small object lives in a 4 KiB slab of one size
-//   class and finds its size in the slab's header ((ptr - 1) rounded down to
-//   4 KiB), so a 16-byte object costs 16 bytes, exactly as in a bump region.
-// * Size-segregated free lists instead of a Lea heap for freed objects. A
-//   freed object goes onto the LIFO list of its class; allocation pops it in
-//   three instructions. No splitting or coalescing: region programs free
-//   objects of the sizes they allocate again, and clear() resets everything
-//   anyway. (Exact size classes do not reuse a freed 64-byte object for a
-//   48-byte request; docs/reaps.md says so.)
-// * The fast path is: round the size to 16, bump the class's cursor if the
-//   object fits in its slab — 16 instructions, one store, no stack frame. The
-//   paper's "nothing freed yet" flag is per class: a free suspends the class's
-//   bumping, so its allocations go (one call away) to the freed objects first.
-// * Chunks double (8 KiB first, up to 64 MiB); clear() keeps the chunks the
-//   round used and replays them in order: a reap filled and cleared in a loop
-//   touches the same memory every round, like a plain region.
+// * One bump stream for every size until something is freed, as in a
+//   hand-written region: objects allocated together sit together. The bump
+//   itself is inline in the caller (strata_reap_malloc in strata/reap.h reads
+//   the reap's public head, strata_reap_head, which is the stream's cursor).
+// * A one-byte boundary tag instead of the paper's 8-byte CoalesceableHeap
+//   header: the spare last byte of each slot holds the next object's length,
+//   so free and usable_size find any object's size, for +2.6% memory on 8–64
+//   byte objects and one byte store per allocation (tagged_stream_heap.hpp
+//   says why not a header, a side table or size-class slabs).
+// * Size-segregated free lists with best fit and splitting instead of a Lea
+//   heap: a freed 64-byte object serves a 48-byte request, in constant time.
+//   The paper's noMemoryFreed flag is the inline window: the first free closes
+//   it, the last waiting object to be reused opens it again, clear() resets.
+// * Chunks double (8 KiB first, inside the reap's own mapping, up to 64 MiB);
+//   clear() keeps the chunks the round used and replays them in order.
 #pragma once
-#include "reap/layers/chunk_source.hpp"
-#include "reap/layers/clear_optimized_heap.hpp"
-#include "reap/layers/large_object_heap.hpp"
-#include "reap/layers/nested_heap.hpp"
-#include "reap/layers/region_chunk_heap.hpp"
-#include "reap/layers/size_class_slab_heap.hpp"
 #include "strata/layers/heap.hpp"
+#include "strata/layers/region.hpp"
+#include "strata/reap.h"
 
 namespace strata::reap_detail {
+
+using strata::layers::ChunkSource;
+using strata::layers::ClearOptimizedHeap;
+using strata::layers::NestedHeap;
+using strata::layers::RegionChunkHeap;
+using strata::layers::TaggedStreamHeap;
 
 using ReapHeap =
     NestedHeap<              // a tree of reaps: clear and destroy reach the subtree
-    ClearOptimizedHeap<      // freed small objects first (per-class LIFO lists, bumping suspended), else bump
-    SizeClassSlabHeap<       // header-free small objects: bump per size class within 4 KiB slabs
-    LargeObjectHeap<         // bigger objects: slab spans with a header, huge ones mapped alone
-    RegionChunkHeap<         // slabs bumped out of chunks >= 8 KiB growing x2; clear replays the used ones
-    ChunkSource>>>>>;        // mmap via strata::platform; ASan/Valgrind see fresh memory as hidden
+    ClearOptimizedHeap<      // freed objects first (best fit, split; inline window closed), else bump
+    TaggedStreamHeap<        // one bump stream for all sizes, one-byte boundary tags; huge objects mapped alone
+    RegionChunkHeap<         // runs from chunks >= 8 KiB growing x2; clear replays the used ones
+    ChunkSource>,            // mmap via strata::platform (plus a small process-wide cache)
+    strata_reap_head>>>;     // the stream's cursor is the reap's public head
 
-}  // namespace strata::reap_detail
-
-namespace strata::reap_detail {
-// The chain keeps the project's heap contract at every level that hands out objects.
+// The chain keeps the project's heap contract.
 static_assert(strata::layers::SizedHeap<ReapHeap> && strata::layers::ClearableHeap<ReapHeap>);
-static_assert(strata::layers::SizedHeap<SizeClassSlabHeap<LargeObjectHeap<RegionChunkHeap<ChunkSource>>>>);
+
+// The inline path (strata/reap.h) and the layers agree on the head.
+static_assert(STRATA_REAP_SLOW_CHECKED == strata::layers::kInlineClosedChecked);
+static_assert(STRATA_REAP_SLOW_FREED == strata::layers::kInlineClosedFreed);
+
 }  // namespace strata::reap_detail

@@ -10,7 +10,7 @@
 
 namespace {
 
-int read_byte(const void* p, std::size_t i) { return static_cast<const volatile unsigned char*>(p)[i]; }
+int read_byte(const void* p, std::ptrdiff_t i) { return static_cast<const volatile unsigned char*>(p)[i]; }
 
 class ReapAsan : public ::testing::Test {
  protected:
@@ -39,10 +39,28 @@ TEST_F(ReapAsan, UseAfterClearIsReported) {
   strata_reap_destroy(reap);
 }
 
-TEST_F(ReapAsan, ReadingPastTheObjectInTheSameSlabIsReported) {
+TEST_F(ReapAsan, ReadingPastTheObjectIsReported) {
   strata_reap* reap = strata_reap_create(nullptr);
-  void* p = strata_reap_malloc(reap, 32);  // the next slot of the slab is not handed out
-  EXPECT_DEATH(read_byte(p, 40), "use-after-poison");
+  void* p = strata_reap_malloc(reap, 32);  // the stream after it is not handed out
+  const std::size_t usable = strata_reap_usable_size(reap, p);
+  EXPECT_EQ(read_byte(p, usable - 1) | 1, read_byte(p, usable - 1) | 1);  // its own: fine
+  EXPECT_DEATH(read_byte(p, usable), "use-after-poison");       // the next object's tag byte
+  EXPECT_DEATH(read_byte(p, usable + 8), "use-after-poison");   // memory not handed out
+  void* q = strata_reap_malloc(reap, 32);                       // the next one, adjacent
+  EXPECT_EQ(static_cast<char*>(q), static_cast<char*>(p) + usable + 1);
+  EXPECT_DEATH(read_byte(q, -1), "use-after-poison|unknown-crash");  // its tag is still hidden (a partial granule)
+  strata_reap_destroy(reap);
+}
+
+TEST_F(ReapAsan, ReusedMemoryOfASplitObjectIsPoisonedExactly) {
+  strata_reap* reap = strata_reap_create(nullptr);
+  void* big = strata_reap_malloc(reap, 200);
+  strata_reap_malloc(reap, 8);
+  strata_reap_free(reap, big);
+  void* small = strata_reap_malloc(reap, 40);  // the front of the freed slot
+  ASSERT_EQ(small, big);
+  EXPECT_EQ(read_byte(small, 39) | 1, read_byte(small, 39) | 1);
+  EXPECT_DEATH(read_byte(small, 100), "use-after-poison");  // the rest of the slot waits, freed
   strata_reap_destroy(reap);
 }
 

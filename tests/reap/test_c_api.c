@@ -1,4 +1,6 @@
-/* strata/reap.h compiles as C11 (-Wpedantic) and works from C: every call once. */
+/* strata/reap.h compiles as C11 (-std=c11 -pedantic) and works from C: every
+ * call once, and the inline strata_reap_malloc (it bumps through the reap's
+ * public head, strata_reap_head) places consecutive objects side by side. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +43,27 @@ int main(void) {
   strata_reap_stats stats;
   strata_reap_get_stats(root, &stats);
   CHECK(stats.objects_live == 2 && stats.bytes_held >= stats.bytes_live && stats.chunks >= 1);
+
+  {
+    /* The inline path: a fresh reap bumps objects of mixed sizes one after
+     * the other, each in (size + 16) rounded down to 16 bytes. */
+    strata_reap *fresh = strata_reap_create(NULL);
+    const strata_reap_head *head = (const strata_reap_head *)(const void *)fresh;
+    size_t sizes[] = {1, 24, 100, 16, 7, 64, 300};
+    char *prev = strata_reap_malloc(fresh, 8);
+    size_t prev_size = 8, i;
+    CHECK(head->version == STRATA_REAP_HEAD_VERSION);
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+      char *p = strata_reap_malloc(fresh, sizes[i]);
+      CHECK(p == prev + ((prev_size + 16) & ~(size_t)15));
+      CHECK(strata_reap_usable_size(fresh, p) >= sizes[i]);
+      memset(p, 0x5a, sizes[i]);
+      prev = p;
+      prev_size = sizes[i];
+    }
+    if ((head->flags & STRATA_REAP_SLOW_CHECKED) == 0) CHECK(head->flags == 0 && head->limit > head->bump);
+    strata_reap_destroy(fresh);
+  }
 
   strata_reap_free(root, a);
   strata_reap_free(root, NULL);

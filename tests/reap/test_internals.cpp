@@ -1,5 +1,6 @@
-// The real reap's promises beyond the API: header-free bump allocation, reuse
-// of freed memory, clear back to pure bumping, the chunk policy.
+// The real reap's promises beyond the API: one stream for all sizes (the
+// locality of a bump region), header-free objects, reuse of freed memory
+// across sizes, the inline window, clear back to pure bumping, the chunk policy.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -14,20 +15,52 @@ using strata::test::stats_of;
 
 std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
+// Slot of a request: the object and at least one spare byte (the next
+// object's boundary tag), in 16-byte steps.
+std::size_t slot_of(std::size_t size) { return (size + 16) / 16 * 16; }
+
+TEST(ReapInternals, BeforeAnyFreeConsecutiveObjectsAreAdjacent) {
+  // The locality property: objects of every size, allocated one after the
+  // other, sit one after the other (up to the 16-byte alignment padding and
+  // the tag byte), as in a hand-written bump region.
+  ScopedReap reap;
+  void* prev = strata_reap_malloc(reap, 24);
+  std::size_t prev_size = 24;
+  std::size_t adjacent = 0, jumps = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const std::size_t size = 1 + (static_cast<std::size_t>(i) * 37) % 200;  // 1..200 bytes, mixed
+    void* p = strata_reap_malloc(reap, size);
+    ASSERT_NE(p, nullptr);
+    const std::uintptr_t gap = addr(p) - addr(prev);
+    if (gap == slot_of(prev_size)) {
+      ASSERT_LT(gap - prev_size, 17u) << "more than alignment padding between neighbours";
+      ++adjacent;
+    } else {
+      ++jumps;  // the stream moved to its next chunk
+    }
+    prev = p;
+    prev_size = size;
+  }
+  // ~2 MB in chunks doubling from 8 KiB: about 8 chunk changes, nothing else.
+  EXPECT_LE(jumps, 10u);
+  EXPECT_EQ(adjacent + jumps, 20000u);
+}
+
 TEST(ReapInternals, SmallObjectsHaveNoHeader) {
   ScopedReap reap;
-  for (std::size_t size : {16u, 48u, 64u, 208u}) {
+  for (std::size_t size : {8u, 15u, 24u, 40u, 63u, 100u, 1000u}) {
     void* first = strata_reap_malloc(reap, size);
     void* second = strata_reap_malloc(reap, size);
-    EXPECT_EQ(addr(second) - addr(first), size) << "objects of " << size << " bytes are not packed";
+    EXPECT_EQ(addr(second) - addr(first), slot_of(size)) << "objects of " << size << " bytes are not packed";
+    EXPECT_EQ(strata_reap_usable_size(reap, first), slot_of(size) - 1);
   }
-  // 100000 objects of 16 bytes cost barely more than 1.6 MB.
+  // 100000 objects of 15 bytes cost barely more than 1.6 MB.
   ScopedReap dense;
   const std::size_t before = stats_of(dense).bytes_held;
-  for (int i = 0; i < 100000; ++i) strata_reap_malloc(dense, 16);
+  for (int i = 0; i < 100000; ++i) strata_reap_malloc(dense, 15);
   const std::size_t used = stats_of(dense).bytes_held - before;
   EXPECT_LT(used, 1600000u * 2);  // chunks double: at most half of the last chunk unused
-  EXPECT_EQ(stats_of(dense).bytes_live, 1600000u);
+  EXPECT_EQ(stats_of(dense).bytes_live, 1500000u);
 }
 
 TEST(ReapInternals, FreedObjectsAreReusedFirst) {
@@ -36,11 +69,48 @@ TEST(ReapInternals, FreedObjectsAreReusedFirst) {
   void* b = strata_reap_malloc(reap, 40);
   strata_reap_free(reap, a);
   strata_reap_free(reap, b);
-  EXPECT_EQ(strata_reap_malloc(reap, 33), b);  // same size class, last freed first
-  EXPECT_EQ(strata_reap_malloc(reap, 48), a);
+  EXPECT_EQ(strata_reap_malloc(reap, 33), b);  // same slot length, last freed first
+  EXPECT_EQ(strata_reap_malloc(reap, 47), a);
   void* big = strata_reap_malloc(reap, 10000);
   strata_reap_free(reap, big);
-  EXPECT_EQ(strata_reap_malloc(reap, 9000), big);  // a freed span of the same length
+  EXPECT_EQ(strata_reap_malloc(reap, 9000), big);  // a freed large slot that fits
+}
+
+TEST(ReapInternals, AFreedObjectServesASmallerRequestAndTheRestToo) {
+  ScopedReap reap;
+  auto* big = static_cast<char*>(strata_reap_malloc(reap, 64));  // an 80-byte slot
+  void* guard = strata_reap_malloc(reap, 8);
+  strata_reap_free(reap, big);
+  void* smaller = strata_reap_malloc(reap, 48);  // a 64-byte slot: the front of the freed one
+  EXPECT_EQ(smaller, big);
+  EXPECT_EQ(strata_reap_usable_size(reap, smaller), 63u);
+  void* rest = strata_reap_malloc(reap, 10);  // the remaining 16 bytes
+  EXPECT_EQ(rest, big + 64);
+  EXPECT_EQ(strata_reap_usable_size(reap, rest), 15u);
+  EXPECT_EQ(stats_of(reap).objects_live, 3u);
+  strata_reap_free(reap, guard);
+  strata_reap_free(reap, rest);
+  strata_reap_free(reap, smaller);
+  EXPECT_EQ(stats_of(reap).objects_live, 0u);
+  EXPECT_EQ(stats_of(reap).bytes_live, 0u);
+}
+
+TEST(ReapInternals, InlineWindowClosesWhileFreedObjectsWaitAndReopens) {
+  ScopedReap reap;
+  const auto* head = reinterpret_cast<const strata_reap_head*>(reap.reap);
+  EXPECT_EQ(head->version, unsigned{STRATA_REAP_HEAD_VERSION});
+  strata_reap_malloc(reap, 10);  // the first allocation opens the window
+  if (head->flags & STRATA_REAP_SLOW_CHECKED) GTEST_SKIP() << "checked mode (Valgrind or STRATA_REAP_CHECK)";
+  EXPECT_EQ(head->flags, 0u);
+  EXPECT_GT(head->limit, head->bump);
+  EXPECT_LE(head->limit - head->bump, 4080u) << "a slot's tag must fit in its byte";
+  void* p = strata_reap_malloc(reap, 30);
+  strata_reap_free(reap, p);
+  EXPECT_EQ(head->flags, unsigned{STRATA_REAP_SLOW_FREED});
+  EXPECT_EQ(head->limit, head->bump) << "a closed window must fail the inline test";
+  EXPECT_EQ(strata_reap_malloc(reap, 30), p);
+  EXPECT_EQ(head->flags, 0u) << "nothing waits any more: bumping again";
+  EXPECT_GT(head->limit, head->bump);
 }
 
 TEST(ReapInternals, ClearReturnsToPureBumping) {
@@ -52,7 +122,7 @@ TEST(ReapInternals, ClearReturnsToPureBumping) {
   void* first = strata_reap_malloc(reap, 32);
   for (int i = 1; i < 50; ++i) {
     void* next = strata_reap_malloc(reap, 32);
-    ASSERT_EQ(addr(next), addr(first) + 32u * static_cast<unsigned>(i)) << "not bumping after clear";
+    ASSERT_EQ(addr(next), addr(first) + 48u * static_cast<unsigned>(i)) << "not bumping after clear";
   }
 }
 

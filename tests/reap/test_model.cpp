@@ -7,6 +7,8 @@
 //    reference model (which reap owns which object, which reaps are alive);
 //    every live object's contents are verified after each clear and destroy
 //    and periodically, and each reap's object count against the model.
+// 3. Mixed-size bursts, frees, and smaller sizes allocated into the freed
+//    memory, every live byte checked.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,6 +53,88 @@ TEST(ReapModel, HeapModelWithClearsBetweenRounds) {
     strata_reap_malloc(reap, 50);  // left for clear
     strata_reap_clear(reap);
     EXPECT_EQ(stats_of(reap).objects_live, 0u);
+  }
+}
+
+// Mixed sizes, frees, then smaller sizes into the freed memory (the reap
+// reuses a freed slot for any request that fits and splits off the rest):
+// every live byte of every object is checked after each step's writes, and
+// the reap's object count against the model.
+class ShrinkingReuseModel {
+ public:
+  explicit ShrinkingReuseModel(std::uint64_t seed) : rng_(seed) {}
+
+  void run(std::size_t steps) {
+    for (std::size_t step = 0; step < steps; ++step) {
+      // A burst of mixed sizes (a stream run before any free, after a clear).
+      const std::size_t burst = 1 + rng_() % 12;
+      for (std::size_t i = 0; i < burst; ++i) allocate(mixedSize());
+      // Free one or more, then allocate smaller sizes than each freed one.
+      const std::size_t frees = 1 + rng_() % 4;
+      for (std::size_t i = 0; i < frees && !live_.empty(); ++i) {
+        const std::size_t victim = rng_() % live_.size();
+        const std::size_t freed_size = live_[victim].size;
+        release(victim);
+        const std::size_t smaller = rng_() % 3;
+        for (std::size_t k = 0; k < smaller; ++k) allocate(freed_size == 0 ? 0 : rng_() % freed_size);
+      }
+      if (::testing::Test::HasFatalFailure()) return;
+      if (step % 64 == 0) verifyAll();
+      if (step % 499 == 498) {
+        strata_reap_clear(reap_);
+        live_.clear();
+      }
+    }
+    verifyAll();
+  }
+
+ private:
+  std::size_t mixedSize() {
+    const unsigned bucket = rng_() % 16;
+    return rng_() % (bucket < 12 ? 65 : bucket < 15 ? 1100 : 9000);
+  }
+
+  void allocate(std::size_t size) {
+    auto* p = static_cast<unsigned char*>(strata_reap_malloc(reap_, size));
+    ASSERT_NE(p, nullptr) << "size " << size;
+    ASSERT_TRUE(strata::test::aligned(p, 16));
+    ASSERT_GE(strata_reap_usable_size(reap_, p), size);
+    LiveObject o{p, size, next_id_++};
+    fill(o);
+    live_.push_back(o);
+    // The new object's bytes overwrote nobody: its neighbours are checked now.
+    for (const LiveObject& other : live_)
+      if (other.ptr + other.size + 64 > p && p + size + 64 > other.ptr) verify(other);
+  }
+
+  void release(std::size_t i) {
+    verify(live_[i]);
+    strata_reap_free(reap_, live_[i].ptr);
+    live_[i] = live_.back();
+    live_.pop_back();
+  }
+
+  void verify(const LiveObject& o) {
+    ASSERT_EQ(first_mismatch(o, o.size), o.size) << "object " << o.id << " (" << o.size << " bytes) corrupted";
+  }
+
+  void verifyAll() {
+    for (const LiveObject& o : live_) verify(o);
+    ASSERT_EQ(stats_of(reap_).objects_live, live_.size());
+  }
+
+  std::mt19937_64 rng_;
+  strata::test::ScopedReap reap_;
+  std::vector<LiveObject> live_;
+  std::uint64_t next_id_ = 1;
+};
+
+TEST(ReapModel, FreeThenAllocateSmallerSizesKeepsEveryLiveByte) {
+  for (std::uint64_t seed = 11; seed <= 13; ++seed) {
+    SCOPED_TRACE(seed);
+    ShrinkingReuseModel model(seed);
+    model.run(4000 * strata::test::long_factor());
+    if (HasFatalFailure()) return;
   }
 }
 

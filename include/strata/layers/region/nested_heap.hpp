@@ -1,13 +1,17 @@
-// NestedHeap — a tree of heaps (the paper's nested regions).
+// NestedHeap — a tree of heaps (the 2002 reaps paper's nested regions, §8.1).
 //
-// Each heap knows its parent and its children (first child, siblings), so a
+// Super: any class (usually a region heap); NestedHeap adds the links. Each
+// heap knows its parent and its children (first child, siblings), so a
 // subtree can be walked without recursion or allocation however deep it is.
 // Clearing or destroying a heap means doing so for its whole subtree; the
-// owner of the tree (reap.cpp) walks it with these helpers, because what a
-// node's clear or destroy involves is known there.
+// owner of the tree walks it with forEachPreOrder (clear: parents first) and
+// forEachPostOrder (destroy: children first, fn may destroy the node), because
+// what one node's clear or destroy involves is known there.
+// Limits: not thread safe (the tree is one owner's); a node must be detached
+// (or its whole subtree destroyed) before its memory goes away.
 #pragma once
 
-namespace strata::reap_detail {
+namespace strata::layers {
 
 template <class Super>
 class NestedHeap : public Super {
@@ -68,4 +72,4 @@ class NestedHeap : public Super {
   NestedHeap* next_ = nullptr;
 };
 
-}  // namespace strata::reap_detail
+}  // namespace strata::layers

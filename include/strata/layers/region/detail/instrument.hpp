@@ -1,12 +1,13 @@
-// Telling AddressSanitizer and Valgrind which reap memory a program may touch.
+// Telling AddressSanitizer and Valgrind which region memory a program may touch
+// (used by the region layers and by strata reaps).
 //
 // Under ASan (compile time) freed and cleared memory is poisoned; under
 // Valgrind (detected at run time) every object is announced to memcheck with
-// the mempool client requests, one pool per reap. Both turn a user's
+// the mempool client requests, one pool per heap. Both turn a user's
 // use-after-free or use-after-clear into the report they already know.
 // Outside both, every function here compiles to nothing or a few no-op
-// instructions, and none of them is on the allocation fast path: a reap that
-// needs them takes the checked path (see reap.cpp).
+// instructions, and none of them is on the allocation fast path: a heap that
+// needs them takes its instrumented (slow) path.
 #pragma once
 #include <cstddef>
 #include <cstdlib>
@@ -14,25 +15,25 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#define STRATA_REAP_ASAN 1
+#define STRATA_REGION_ASAN 1
 #else
-#define STRATA_REAP_ASAN 0
+#define STRATA_REGION_ASAN 0
 #endif
 
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>
 #include <valgrind/valgrind.h>
-#define STRATA_REAP_VALGRIND 1
+#define STRATA_REGION_VALGRIND 1
 #endif
 #endif
-#ifndef STRATA_REAP_VALGRIND
-#define STRATA_REAP_VALGRIND 0
+#ifndef STRATA_REGION_VALGRIND
+#define STRATA_REGION_VALGRIND 0
 #endif
 
-namespace strata::reap_detail::instrument {
+namespace strata::layers::instrument {
 
-inline constexpr bool kAsan = STRATA_REAP_ASAN != 0;
+inline constexpr bool kAsan = STRATA_REGION_ASAN != 0;
 
 // STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
 // count the fast path with callgrind), anything else (always). Read once.
@@ -50,7 +51,7 @@ inline CheckSetting check_setting() noexcept {
 // Under Valgrind every reap is checked and announces its objects, unless
 // STRATA_REAP_CHECK=0 asked for the plain reap (then Valgrind sees plain mmaps).
 inline bool valgrind_hooks_on() noexcept {
-#if STRATA_REAP_VALGRIND
+#if STRATA_REGION_VALGRIND
   static const bool on = RUNNING_ON_VALGRIND != 0 && check_setting() != CheckSetting::kOff;
   return on;
 #else
@@ -60,22 +61,22 @@ inline bool valgrind_hooks_on() noexcept {
 
 // Memory nobody may touch: fresh chunks, freed objects, cleared chunks.
 inline void hide(const void* p, std::size_t n) noexcept {
-#if STRATA_REAP_ASAN
+#if STRATA_REGION_ASAN
   __asan_poison_memory_region(p, n);
 #endif
-#if STRATA_REAP_VALGRIND
+#if STRATA_REGION_VALGRIND
   if (valgrind_hooks_on()) (void)VALGRIND_MAKE_MEM_NOACCESS(p, n);
 #endif
   (void)p;
   (void)n;
 }
 
-// Memory the reap itself reads and writes (slab headers, free-list links).
+// Memory the heap itself reads and writes (slab headers, free-list links).
 inline void expose(const void* p, std::size_t n) noexcept {
-#if STRATA_REAP_ASAN
+#if STRATA_REGION_ASAN
   __asan_unpoison_memory_region(p, n);
 #endif
-#if STRATA_REAP_VALGRIND
+#if STRATA_REGION_VALGRIND
   if (valgrind_hooks_on()) (void)VALGRIND_MAKE_MEM_DEFINED(p, n);
 #endif
   (void)p;
@@ -85,22 +86,22 @@ inline void expose(const void* p, std::size_t n) noexcept {
 // Before memory goes back to the kernel: forget any poisoning, so whoever maps
 // the addresses next starts clean.
 inline void forget(const void* p, std::size_t n) noexcept {
-#if STRATA_REAP_ASAN
+#if STRATA_REGION_ASAN
   __asan_unpoison_memory_region(p, n);
 #endif
   (void)p;
   (void)n;
 }
 
-// One Valgrind mempool per reap, keyed by the reap's address.
+// One Valgrind mempool per heap, keyed by its address.
 inline void pool_create(const void* pool) noexcept {
-#if STRATA_REAP_VALGRIND
+#if STRATA_REGION_VALGRIND
   if (valgrind_hooks_on()) VALGRIND_CREATE_MEMPOOL(pool, 0, 0);
 #endif
   (void)pool;
 }
 inline void pool_destroy(const void* pool) noexcept {
-#if STRATA_REAP_VALGRIND
+#if STRATA_REGION_VALGRIND
   if (valgrind_hooks_on()) VALGRIND_DESTROY_MEMPOOL(pool);
 #endif
   (void)pool;
@@ -108,10 +109,10 @@ inline void pool_destroy(const void* pool) noexcept {
 
 // An object handed to the user: addressable, contents undefined.
 inline void object_alloc(const void* pool, const void* p, std::size_t n) noexcept {
-#if STRATA_REAP_ASAN
+#if STRATA_REGION_ASAN
   __asan_unpoison_memory_region(p, n);
 #endif
-#if STRATA_REAP_VALGRIND
+#if STRATA_REGION_VALGRIND
   if (valgrind_hooks_on()) VALGRIND_MEMPOOL_ALLOC(pool, p, n);
 #endif
   (void)pool;
@@ -121,10 +122,10 @@ inline void object_alloc(const void* pool, const void* p, std::size_t n) noexcep
 
 // An object given back by the user: nobody may touch it any more.
 inline void object_free(const void* pool, const void* p, std::size_t n) noexcept {
-#if STRATA_REAP_ASAN
+#if STRATA_REGION_ASAN
   __asan_poison_memory_region(p, n);
 #endif
-#if STRATA_REAP_VALGRIND
+#if STRATA_REGION_VALGRIND
   if (valgrind_hooks_on()) VALGRIND_MEMPOOL_FREE(pool, p);
 #endif
   (void)pool;
@@ -132,4 +133,37 @@ inline void object_free(const void* pool, const void* p, std::size_t n) noexcept
   (void)n;
 }
 
-}  // namespace strata::reap_detail::instrument
+// Reading and writing a byte the user must not touch (a boundary tag between
+// two objects): hidden from ASan and Valgrind, so the heap's own access must
+// not be reported. The tag stays hidden afterwards.
+#if STRATA_REGION_ASAN
+__attribute__((no_sanitize("address")))
+#endif
+inline unsigned char read_hidden_byte(const void* p) noexcept {
+#if STRATA_REGION_VALGRIND
+  if (valgrind_hooks_on()) {
+    (void)VALGRIND_MAKE_MEM_DEFINED(p, 1);
+    const unsigned char v = *static_cast<const volatile unsigned char*>(p);
+    (void)VALGRIND_MAKE_MEM_NOACCESS(p, 1);
+    return v;
+  }
+#endif
+  return *static_cast<const unsigned char*>(p);
+}
+
+#if STRATA_REGION_ASAN
+__attribute__((no_sanitize("address")))
+#endif
+inline void write_hidden_byte(void* p, unsigned char v) noexcept {
+#if STRATA_REGION_VALGRIND
+  if (valgrind_hooks_on()) {
+    (void)VALGRIND_MAKE_MEM_UNDEFINED(p, 1);
+    *static_cast<volatile unsigned char*>(p) = v;
+    (void)VALGRIND_MAKE_MEM_NOACCESS(p, 1);
+    return;
+  }
+#endif
+  *static_cast<unsigned char*>(p) = v;
+}
+
+}  // namespace strata::layers::instrument

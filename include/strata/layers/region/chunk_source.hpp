@@ -1,18 +1,28 @@
-// ChunkSource — top heap of the reap: whole mappings from the platform layer.
+// ChunkSource — the top of a region chain: whole mappings from the platform
+// layer (mmap), through a small process-wide cache of recently given-back
+// mappings.
 //
-// Fresh mappings are hidden from ASan/Valgrind until the reap hands their
-// bytes out; before a mapping goes back, its poisoning is forgotten. Counts
-// what it holds, for strata_reap_get_stats.
+// Fresh mappings are hidden from ASan/Valgrind until a layer below hands their
+// bytes out; before a mapping goes back, its poisoning is forgotten. Counts the
+// bytes and mappings it holds (statistics). Not a malloc/free heap: its
+// interface is map(bytes) / unmap(p, bytes), what RegionChunkHeap needs.
+// Limits: sizes are whole pages; the cache keeps at most kCachedMappings
+// mappings of up to kMaxCachedMapping bytes (process-wide, spin-locked).
 #pragma once
 #include <cerrno>
 #include <cstddef>
 #include <mutex>
 
-#include "reap/instrument.hpp"
-#include "reap/reap_config.hpp"
+#include "strata/layers/region/detail/instrument.hpp"
 #include "strata/platform.hpp"
 
-namespace strata::reap_detail {
+namespace strata::layers {
+
+// Mappings of up to kMaxCachedMapping bytes that are given back are kept, at
+// most kCachedMappings of them process-wide, for the next user (a reap per
+// request then costs no system call).
+inline constexpr std::size_t kMaxCachedMapping = 256 * 1024;
+inline constexpr std::size_t kCachedMappings = 32;
 
 // Small mappings given back by reaps, kept for the next reap: programs that
 // create and destroy a reap per request would otherwise pay mmap, munmap and
@@ -105,4 +115,4 @@ inline std::size_t round_to_pages(std::size_t bytes) noexcept {
   return (bytes + page - 1) & ~(page - 1);
 }
 
-}  // namespace strata::reap_detail
+}  // namespace strata::layers

@@ -1,0 +1,185 @@
+// ClearOptimizedHeap — reuse freed objects; pure bumping until something is freed.
+//
+// Template parameter:
+//   Super  a TaggedStreamHeap chain (tag_of / large_header_of find an
+//          object's size; closeInline / openInline switch its inline window;
+//          catchUp / noteSplit keep its statistics).
+//
+// The 2002 reaps paper's ClearOptimizedHeap keeps one flag, "no memory freed",
+// and allocates by bumping a pointer while it holds; after a free it allocates
+// from a second heap. Here the flag is the inline window: the first free closes
+// it (kInlineClosedFreed), so every allocation comes here and takes a freed
+// object first; when no freed object is left, the window opens again and the
+// stream bumps. clear() forgets the freed objects, so a cleared heap is pure
+// bumping.
+//
+// Freed objects wait on LIFO lists (the link lives in the object itself):
+//   * one list per slot length up to 4080 bytes (255 lists, 16-byte steps).
+//     A request takes the smallest waiting slot that fits (a 256-bit mask:
+//     at most four words to scan), so a freed 64-byte object serves a
+//     48-byte request; a bigger slot is split, the rest waiting as a slot of
+//     its own. Constant time, no coalescing.
+//   * one list per power of two for larger slots; a request takes the first
+//     slot of its own list if it fits, else one of a list whose every slot
+//     fits (no split).
+// kInstrumented: the links are touched through instrument::expose/hide,
+// because under ASan or Valgrind a freed object is hidden from everybody.
+// Limits: no coalescing (clear() resets everything); aligned requests above
+// 16 bytes are not served from freed objects; not thread safe.
+#pragma once
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#include "strata/layers/region/detail/instrument.hpp"
+#include "strata/layers/region/tagged_stream_heap.hpp"
+
+namespace strata::layers {
+
+template <class Super>
+class ClearOptimizedHeap : public Super {
+  static constexpr std::size_t kSmallLists = 256;  // index: slot granules (1..255)
+  static constexpr std::size_t kLargeLists = 64;   // index: floor(log2(slot bytes))
+
+ public:
+  template <bool kInstrumented = false>
+  void* malloc(std::size_t size) noexcept {
+    if (waiting_ != 0) {
+      const std::size_t slot = tagged_slot_of(size);
+      void* reused = slot != 0 && slot <= kMaxTaggedSlot ? takeSmall<kInstrumented>(slot / kTagGranule)
+                     : size <= SIZE_MAX / 4 ? takeLarge<kInstrumented>(align_up(kLargeHeaderBytes + size + 1, kTagGranule))
+                                            : nullptr;
+      if (reused != nullptr) return reused;
+    }
+    return Super::malloc(size);
+  }
+
+  template <bool kInstrumented = false>
+  void free(void* ptr) noexcept {
+    Super::catchUp();  // every waiting object lies in counted territory
+    auto* object = static_cast<FreeObject*>(ptr);
+    if (const std::size_t granules = tag_of(ptr)) {
+      push<kInstrumented>(small_[granules], object);
+      small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
+      freed_bytes_ += granules * kTagGranule - 1;
+    } else {
+      const LargeHeader* h = large_header_of(ptr);
+      if (h->slot_bytes == 0) return Super::free(ptr);  // its own mapping goes back
+      const std::size_t list = std::bit_width(h->slot_bytes) - 1;
+      push<kInstrumented>(large_[list], object);
+      large_mask_ |= std::uint64_t{1} << list;
+      freed_bytes_ += h->slot_bytes - kLargeHeaderBytes - 1;
+    }
+    ++freed_objects_;
+    if (waiting_++ == 0) Super::closeInline(kInlineClosedFreed);  // freed memory goes first now
+  }
+
+  void clear() noexcept {
+    // Only the lists the masks name hold anything: a round without frees
+    // clears nothing here.
+    for (std::size_t word = 0; word < kSmallLists / 64; ++word) {
+      for (std::uint64_t bits = small_mask_[word]; bits != 0; bits &= bits - 1)
+        small_[word * 64 + static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
+      small_mask_[word] = 0;
+    }
+    for (std::uint64_t bits = large_mask_; bits != 0; bits &= bits - 1)
+      large_[static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
+    large_mask_ = 0;
+    waiting_ = freed_objects_ = freed_bytes_ = 0;
+    Super::openInline(kInlineClosedFreed);
+    Super::clear();
+  }
+
+  // Objects handed out and not freed, and their usable bytes.
+  std::size_t liveObjects() const noexcept {
+    Super::catchUp();
+    return Super::streamObjects() - freed_objects_;
+  }
+  std::size_t liveBytes() const noexcept {
+    Super::catchUp();
+    return Super::streamBytes() - freed_bytes_;
+  }
+  // Freed objects waiting for reuse.
+  std::size_t waitingObjects() const noexcept { return waiting_; }
+
+ private:
+  struct FreeObject {
+    FreeObject* next;
+  };
+
+  template <bool kInstrumented>
+  static void push(FreeObject*& list, FreeObject* object) noexcept {
+    if constexpr (kInstrumented) instrument::expose(object, sizeof(FreeObject));
+    object->next = list;
+    if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
+    list = object;
+  }
+  template <bool kInstrumented>
+  static FreeObject* pop(FreeObject*& list) noexcept {
+    FreeObject* object = list;
+    if constexpr (kInstrumented) instrument::expose(object, sizeof(FreeObject));
+    list = object->next;
+    if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
+    return object;
+  }
+
+  // The smallest waiting small slot of at least `granules`, split to size.
+  template <bool kInstrumented>
+  void* takeSmall(std::size_t granules) noexcept {
+    std::size_t word = granules / 64;
+    std::uint64_t bits = small_mask_[word] & (~std::uint64_t{0} << (granules % 64));
+    while (bits == 0) {
+      if (++word == kSmallLists / 64) return nullptr;
+      bits = small_mask_[word];
+    }
+    const std::size_t found = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+    FreeObject* object = pop<kInstrumented>(small_[found]);
+    if (small_[found] == nullptr) small_mask_[word] &= ~(std::uint64_t{1} << (found % 64));
+    freed_bytes_ -= found * kTagGranule - 1;
+    --freed_objects_;
+    --waiting_;
+    if (found > granules) {  // the rest waits as a slot of its own
+      auto* rest = reinterpret_cast<FreeObject*>(reinterpret_cast<char*>(object) + granules * kTagGranule);
+      set_tag(object, granules);
+      set_tag(rest, found - granules);
+      Super::noteSplit();
+      push<kInstrumented>(small_[found - granules], rest);
+      small_mask_[(found - granules) / 64] |= std::uint64_t{1} << ((found - granules) % 64);
+      freed_bytes_ += (found - granules) * kTagGranule - 1;
+      ++freed_objects_;
+      ++waiting_;
+    }
+    if (waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
+    return object;
+  }
+
+  // A waiting large slot of at least slot_bytes (whole: no split).
+  template <bool kInstrumented>
+  void* takeLarge(std::size_t slot_bytes) noexcept {
+    std::size_t list = std::bit_width(slot_bytes) - 1;  // the list slot_bytes itself belongs to:
+    FreeObject* head = large_[list];                     // its first slot may fit
+    if (head == nullptr || large_header_of(head)->slot_bytes < slot_bytes) {
+      const std::size_t first = list + 1;  // every slot of these lists fits
+      if (first >= kLargeLists) return nullptr;
+      const std::uint64_t bits = large_mask_ & (~std::uint64_t{0} << first);
+      if (bits == 0) return nullptr;
+      list = static_cast<std::size_t>(std::countr_zero(bits));
+    }
+    FreeObject* object = pop<kInstrumented>(large_[list]);
+    if (large_[list] == nullptr) large_mask_ &= ~(std::uint64_t{1} << list);
+    freed_bytes_ -= large_header_of(object)->slot_bytes - kLargeHeaderBytes - 1;
+    --freed_objects_;
+    if (--waiting_ == 0) Super::openInline(kInlineClosedFreed);
+    return object;
+  }
+
+  FreeObject* small_[kSmallLists] = {};
+  FreeObject* large_[kLargeLists] = {};
+  std::uint64_t small_mask_[kSmallLists / 64] = {};
+  std::uint64_t large_mask_ = 0;
+  std::size_t waiting_ = 0;
+  std::size_t freed_objects_ = 0;
+  std::size_t freed_bytes_ = 0;
+};
+
+}  // namespace strata::layers
