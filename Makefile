@@ -24,7 +24,7 @@ help:
 	@echo "make test-tsan  the threaded tests under ThreadSanitizer"
 	@echo "make test-all   all three (what CI runs)"
 	@echo "make bench      the benchmarks (ratios against peers; slow)"
-	@echo "make lab        the evaluation report (build/lab/report.md)"
+	@echo "make lab        build, run the evaluation, write results/latest/report.html"
 
 setup:
 	@tools/setup.sh
@@ -62,15 +62,12 @@ bench-run:
 	  if [ -x $$d/run ]; then echo; echo "## $$d"; $$d/run build/release || exit 1; fi; \
 	done
 
-# Until the evaluation-report issue lands, the report is every benchmark's
-# tables (each checks one claim of the papers on this machine), in one file.
+# The evaluation (docs/lab.md, "Evaluation"): Release build, then the default
+# matrix; the report goes to results/<date-time>/ (results/latest). LAB_CONFIG
+# picks another matrix (lab/configs/full.toml, smoke.toml).
+LAB_CONFIG ?= lab/configs/default.toml
 lab: build
-	@mkdir -p build/lab
-	@echo "# strata: interim evaluation on $$(hostname), $$(nproc) cores, $$(date -u +%F)" > build/lab/report.md.tmp
-	@$(MAKE) --no-print-directory bench-run >> build/lab/report.md.tmp
-	@mv build/lab/report.md.tmp build/lab/report.md
-	@cat build/lab/report.md
-	@echo "make lab: report written to build/lab/report.md"
+	STRATA_LAB_BUILD_DIR=$(CURDIR)/build/release $(VENV)/bin/strata-lab evaluate --config $(LAB_CONFIG)
 
 clean:
 	rm -rf build

@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import allocators, frag, precondition, profile, trace
+from . import allocators, frag, precondition, profile, trace, workloads
 from .errors import LabError, ProgramFailed
 
 
@@ -65,7 +65,53 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--threads", action="store_true",
                    help="replay each recorded thread on a thread of its own (still in the recorded order)")
     r.set_defaults(run=trace.replay, command=None)
+
+    p = sub.add_parser("workloads", help="list the workloads (docs/workloads.md), or their Table 3 statistics")
+    p.add_argument("--format", choices=["text", "markdown"], default="text",
+                   help="the list as text (default) or as a Markdown table")
+    p.add_argument("--stats", action="store_true",
+                   help="profile each in naive mode at its default scale: the 2002 paper's Table 3, in Markdown")
+    p.add_argument("--only", metavar="NAME,...", help="with --stats: just these workloads")
+    p.add_argument("--markdown", metavar="FILE", help="with --stats: also write the table here")
+    p.add_argument("--profiles-dir", metavar="DIR", help="with --stats: keep the profiles here")
+    p.add_argument("--workloads-dir", default=None, help=argparse.SUPPRESS)  # tests: another registry
+    p.set_defaults(run=workloads.list_command, command=None, alloc="glibc")
+
+    p = sub.add_parser("workload", help="run one workload, timed (as `run` does), and print its checksum")
+    p.add_argument("name", help="a workload (`strata-lab workloads` lists them)")
+    p.add_argument("--mode", required=True, help=", ".join(workloads.MODES))
+    p.add_argument("--scale", default=None, help="a positive integer (default: the workload's default scale)")
+    p.add_argument("--seed", type=int, default=1)
+    _add_alloc(p)
+    p.add_argument("--preset", default="Adv0", help=", ".join(precondition.PRESETS))
+    p.add_argument("--profile", help="profile for Adv1 and up (default: made first, with glibc)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds; the program is killed after that")
+    p.add_argument("--json", help="also write the result as JSON here")
+    p.add_argument("--workloads-dir", default=None, help=argparse.SUPPRESS)  # tests: another registry
+    p.set_defaults(run=workloads.run_command, command=None)
+
+    # The evaluation (docs/lab.md, "Evaluation"): imported when used (it needs matplotlib).
+    p = sub.add_parser("evaluate", help="run an evaluation matrix (lab/configs/*.toml) and write its report")
+    p.add_argument("--config", help="TOML config (default lab/configs/default.toml)")
+    p.add_argument("-o", "--output", help="results folder (default results/<YYYYmmdd-HHMMSS>, linked as results/latest)")
+    p.add_argument("--cachegrind", action="store_true",
+                   help="also one cachegrind (D1, LL misses) and one callgrind (instructions) run per cell (slow)")
+    p.set_defaults(run=_evaluate, command=None, alloc="glibc")
+
+    p = sub.add_parser("report", help="re-render an evaluation's report from its raw results")
+    p.add_argument("results_dir")
+    p.set_defaults(run=_report, command=None, alloc="glibc")
     return parser
+
+
+def _evaluate(args) -> int:
+    from . import evaluate
+    return evaluate.command(args)
+
+
+def _report(args) -> int:
+    from . import evaluate
+    return evaluate.report_command(args)
 
 
 def main(argv=None) -> int:

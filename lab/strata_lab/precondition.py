@@ -45,21 +45,28 @@ def choose(preset: Optional[str], multiplier: Optional[float], occupancy: Option
     return chosen
 
 
-def command(args) -> int:
-    preset = choose(args.preset, args.multiplier, args.occupancy)
-    if args.seed < 0:
-        raise LabError(f"--seed {args.seed}: must be >= 0")
+def shim_variables(preset: Preset, seed: int, profile_path) -> dict:
+    """The preconditioner's environment for one run (the report path aside);
+    LabError for a bad seed, or a missing or bad profile, before anything runs."""
+    if seed < 0:
+        raise LabError(f"--seed {seed}: must be >= 0")
     variables = {"STRATA_LAB_PRECOND_MULTIPLIER": repr(float(preset.multiplier)),
                  "STRATA_LAB_PRECOND_OCCUPANCY": repr(float(preset.occupancy)),
-                 "STRATA_LAB_PRECOND_SEED": args.seed}
+                 "STRATA_LAB_PRECOND_SEED": seed}
     if preset.multiplier > 0:
-        if args.profile is None:
+        if profile_path is None:
             raise LabError(f"preset {preset.name} preconditions the heap from a profile: give --profile P "
                            "(make one with `strata-lab profile -o P -- CMD`)")
-        profile.load(args.profile)  # a bad profile stops us before the program starts
-        variables["STRATA_LAB_PRECOND_PROFILE"] = str(Path(args.profile).resolve())
-    elif args.profile is not None:
-        profile.load(args.profile)
+        profile.load(profile_path)  # a bad profile stops us before the program starts
+        variables["STRATA_LAB_PRECOND_PROFILE"] = str(Path(profile_path).resolve())
+    elif profile_path is not None:
+        profile.load(profile_path)
+    return variables
+
+
+def command(args) -> int:
+    preset = choose(args.preset, args.multiplier, args.occupancy)
+    variables = shim_variables(preset, args.seed, args.profile)
     preload = [str(paths.shim("precondition"))] + args.allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-run-") as tmp:
         variables["STRATA_LAB_PRECOND_REPORT"] = f"{tmp}/precondition.%p.json"

@@ -4,6 +4,7 @@ import os
 import select
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
@@ -18,12 +19,17 @@ class RunResult:
     returncode: int            # as subprocess: negative = killed by that signal
     wall_ns: int
     peak_rss_bytes: int        # ru_maxrss of the program (and any children it waited for)
+    stdout: Optional[str] = None       # with capture=True: everything it printed
+    stderr_tail: Optional[str] = None  # with capture=True: the last STDERR_TAIL_BYTES of its stderr
+    timed_out: bool = False            # killed (with its process group) after timeout_s
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0
 
     def status(self) -> str:
+        if self.timed_out:
+            return "timed out (killed)"
         if self.returncode < 0:
             try:
                 name = signal.Signals(-self.returncode).name
@@ -59,37 +65,88 @@ def environment(preload: Sequence[str], variables: dict) -> dict:
     return env
 
 
-def _sample_until_exit(pid: int, sampler: Callable[[int], None], interval_s: float) -> None:
-    """Calls sampler(pid) now and every interval_s until the process exits,
-    returning as soon as it does (a pidfd becomes readable at exit), so a long
-    interval does not keep a short program's caller waiting."""
+STDERR_TAIL_BYTES = 4096
+
+
+def _wait_for_exit(pid: int, sampler: Optional[Callable[[int], None]], interval_s: float,
+                   deadline: Optional[float]) -> bool:
+    """Calls sampler(pid), if any, now and every interval_s until the process
+    exits, returning as soon as it does (a pidfd becomes readable at exit), so
+    a long interval does not keep a short program's caller waiting. Returns
+    True if the deadline (time.monotonic()) came first."""
     pidfd = os.pidfd_open(pid)
     try:
         while True:
-            sampler(pid)
-            if select.select([pidfd], [], [], interval_s)[0]:
-                return
+            if sampler is not None:
+                sampler(pid)
+            wait = interval_s if sampler is not None else None
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return True
+                wait = remaining if wait is None else min(wait, remaining)
+            if select.select([pidfd], [], [], wait)[0]:
+                return False
     finally:
         os.close(pidfd)
 
 
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def run(command: Sequence[str], preload: Sequence[str], variables: dict,
         sampler: Optional[Callable[[int], None]] = None, interval_s: float = 0.01,
-        quiet: bool = False) -> RunResult:
+        quiet: bool = False, capture: bool = False, timeout_s: Optional[float] = None,
+        cwd: Optional[str] = None) -> RunResult:
     """Runs command to completion. sampler(pid), if given, is called right after
-    the start and then every interval_s while the program runs."""
+    the start and then every interval_s while the program runs.
+
+    capture: keep its stdout and the tail of its stderr (through files, so a
+    chatty program never blocks on a full pipe). timeout_s: after that long the
+    program and everything it started are killed (it runs in a process group
+    of its own for that, and is killed too if we are interrupted)."""
     if not command:
         raise LabError("no command given (put it after --)")
+    if timeout_s is not None and timeout_s <= 0:
+        raise LabError(f"timeout {timeout_s}: must be > 0 seconds")
     env = environment(preload, variables)
-    start = time.monotonic_ns()
-    try:
-        process = subprocess.Popen(list(command), env=env,
-                                   stdout=subprocess.DEVNULL if quiet else None)
-    except OSError as error:
-        raise LabError(f"cannot start {command[0]}: {error.strerror}") from None
-    if sampler is not None:
-        _sample_until_exit(process.pid, sampler, interval_s)
-    pid, status, usage = os.wait4(process.pid, 0)
-    wall = time.monotonic_ns() - start
-    process.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen quiet
-    return RunResult(list(command), process.pid, process.returncode, wall, usage.ru_maxrss * 1024)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        streams = {"stdout": out, "stderr": err} if capture else {
+            "stdout": subprocess.DEVNULL if quiet else None}
+        start = time.monotonic_ns()
+        try:
+            process = subprocess.Popen(list(command), env=env, cwd=cwd, start_new_session=timeout_s is not None,
+                                       **streams)
+        except OSError as error:
+            raise LabError(f"cannot start {command[0]}: {error.strerror}") from None
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        try:
+            timed_out = False
+            if sampler is not None or deadline is not None:
+                timed_out = _wait_for_exit(process.pid, sampler, interval_s, deadline)
+            if timed_out:
+                _kill_group(process.pid)
+            pid, status, usage = os.wait4(process.pid, 0)
+        except BaseException:  # Ctrl-C or an error in the sampler: leave nothing running
+            if timeout_s is not None:
+                _kill_group(process.pid)
+            else:
+                process.kill()
+            process.wait()
+            raise
+        wall = time.monotonic_ns() - start
+        process.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen quiet
+        if timed_out:
+            _kill_group(process.pid)  # whatever it started that outlived it
+        stdout = stderr_tail = None
+        if capture:
+            out.seek(0)
+            stdout = out.read().decode(errors="replace")
+            err.seek(max(0, err.seek(0, os.SEEK_END) - STDERR_TAIL_BYTES))
+            stderr_tail = err.read().decode(errors="replace")
+    return RunResult(list(command), process.pid, process.returncode, wall, usage.ru_maxrss * 1024,
+                     stdout, stderr_tail, timed_out)

@@ -26,12 +26,12 @@ def pytest_sessionstart(session):
                                 "(run `make build` or set STRATA_LAB_BUILD_DIR)")
 
 
-def lab(*args, env=None, cwd=None):
+def lab(*args, env=None, cwd=None, timeout=120):
     """Runs `strata-lab ARGS` and returns the CompletedProcess."""
     full_env = dict(os.environ, STRATA_LAB_BUILD_DIR=str(BUILD))
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "strata_lab.cli", *map(str, args)], capture_output=True,
-                          text=True, env=full_env, cwd=cwd, timeout=120)
+                          text=True, env=full_env, cwd=cwd, timeout=timeout)
 
 
 def lab_ok(*args, **kwargs):

@@ -1,0 +1,215 @@
+"""The evaluation's configuration (lab/configs/*.toml): which experiments run,
+each a sub-matrix of workloads x allocators x modes x presets at a scale.
+
+    [evaluation]
+    runs = 5                # timed runs of every cell (at least 5)
+    seed = 1                # the workloads' input seed (and the preconditioner's)
+    timeout_s = 300         # a run that takes longer is killed and recorded as a timeout
+    cachegrind_sections = ["resilience"]  # --cachegrind: only these sections' cells (default: all)
+
+    [[experiment]]
+    section = "per-class"   # the report section it feeds (SECTIONS)
+    workloads = ["boxed-sim"]
+    allocators = ["glibc", "mimalloc"]
+    modes = ["custom", "naive"]
+    presets = ["Adv0", "Adv3"]
+    scale = 0.25            # fraction of each workload's default_scale (rounded, at least 1)
+    scales = {boxed-sim = 4}  # optional: absolute scales per workload
+    runs = 5                # optional: overrides [evaluation] runs
+
+Sections that run a benchmark program rather than workloads take their
+parameters in a table of their own: [bench.zero-cost] and [bench.drag]
+(BENCH_FIELDS).
+
+Every error names the offending field and is raised before anything runs."""
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .errors import LabError
+
+# The report's sections, in report order (report.py renders them).
+SECTIONS = ["per-class", "regions", "resilience", "real-programs", "reaps", "statistics",
+            "general-purpose", "heap-layers"]
+MODES = ["custom", "naive", "reap"]
+PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"]
+# Allocators the evaluation knows by name. kingsley and lea are the layer-built
+# LD_PRELOAD libraries (allocators.resolve() knows them once they are built).
+EXTRA_ALLOCATORS = ["kingsley", "lea"]
+
+EVALUATION_FIELDS = {"runs": int, "seed": int, "timeout_s": (int, float), "name": str, "description": str,
+                     "cachegrind_sections": list}
+EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "modes": list, "presets": list,
+                     "scale": (int, float), "scales": dict, "runs": int, "title": str}
+BENCH_FIELDS = {
+    "zero-cost": {"ops": int, "rounds": int, "callgrind_ops": int},      # bench/layers bench_zero_cost
+    "drag": {"phases": int, "objects": int, "runs": int},                # bench/reap drag workload
+}
+MIN_RUNS = 5
+
+
+@dataclass
+class Experiment:
+    section: str
+    workloads: list
+    allocators: list
+    modes: list
+    presets: list
+    scale: float = 1.0
+    scales: dict = field(default_factory=dict)
+    runs: int = MIN_RUNS
+    title: str = ""
+
+    def scale_of(self, name: str, default_scale: int) -> int:
+        if name in self.scales:
+            return self.scales[name]
+        return max(1, round(default_scale * self.scale))
+
+
+@dataclass
+class Config:
+    path: str
+    name: str
+    runs: int
+    seed: int
+    timeout_s: float
+    experiments: list
+    bench: dict
+    description: str = ""
+    raw: dict = field(default_factory=dict)
+    cachegrind_sections: Optional[list] = None  # --cachegrind: these sections' cells (None: every cell)
+
+    def sections(self) -> list:
+        present = {e.section for e in self.experiments}
+        return [s for s in SECTIONS if s in present]
+
+
+def _type_name(types) -> str:
+    types = types if isinstance(types, tuple) else (types,)
+    names = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}
+    return " or ".join(names[t] for t in types)
+
+
+def _check_type(where: str, value, types) -> None:
+    types = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, bool) or not isinstance(value, types):
+        raise LabError(f"{where}: expected {_type_name(types)}, got {type(value).__name__} {value!r}")
+
+
+def _check_fields(where: str, table: dict, allowed: dict) -> None:
+    for key, value in table.items():
+        if key not in allowed:
+            raise LabError(f"{where}.{key}: unknown field (known: {', '.join(allowed)})")
+        _check_type(f"{where}.{key}", value, allowed[key])
+
+
+def _names(where: str, values: list, known: list, what: str) -> list:
+    if not values:
+        raise LabError(f"{where}: empty list")
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise LabError(f"{where}[{i}]: expected a string, got {value!r}")
+        if value not in known:
+            raise LabError(f"{where}[{i}]: unknown {what} '{value}' (known: {', '.join(known)})")
+    if len(set(values)) != len(values):
+        raise LabError(f"{where}: a {what} is listed twice")
+    return list(values)
+
+
+def known_allocators() -> list:
+    from . import allocators
+    return list(allocators.KNOWN) + [a for a in EXTRA_ALLOCATORS if a not in allocators.KNOWN]
+
+
+def parse(text: str, path: str, workload_names: list, allocator_names: Optional[list] = None) -> Config:
+    """A checked Config from TOML text; workload_names = the registry's names."""
+    allocator_names = allocator_names if allocator_names is not None else known_allocators()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise LabError(f"{path}: malformed TOML: {error}") from None
+    known_top = {"evaluation", "experiment", "bench"}
+    for key in data:
+        if key not in known_top:
+            raise LabError(f"{path}: {key}: unknown table (known: evaluation, experiment, bench)")
+    evaluation = data.get("evaluation", {})
+    _check_type(f"{path}: evaluation", evaluation, dict)
+    _check_fields(f"{path}: evaluation", evaluation, EVALUATION_FIELDS)
+    runs = evaluation.get("runs", MIN_RUNS)
+    if runs < MIN_RUNS:
+        raise LabError(f"{path}: evaluation.runs: {runs}: at least {MIN_RUNS} runs per cell")
+    seed = evaluation.get("seed", 1)
+    if seed < 0:
+        raise LabError(f"{path}: evaluation.seed: {seed}: must be >= 0")
+    timeout_s = float(evaluation.get("timeout_s", 600))
+    if timeout_s <= 0:
+        raise LabError(f"{path}: evaluation.timeout_s: {timeout_s:g}: must be > 0")
+
+    cachegrind_sections = evaluation.get("cachegrind_sections")
+    if cachegrind_sections is not None:
+        _names(f"{path}: evaluation.cachegrind_sections", cachegrind_sections, SECTIONS, "section")
+
+    raw_experiments = data.get("experiment", [])
+    if not isinstance(raw_experiments, list) or not all(isinstance(e, dict) for e in raw_experiments):
+        raise LabError(f"{path}: experiment: expected [[experiment]] tables")
+    if not raw_experiments and not data.get("bench"):
+        raise LabError(f"{path}: experiment: no [[experiment]] and no [bench.*]: nothing to run")
+    experiments = []
+    for index, raw in enumerate(raw_experiments):
+        where = f"{path}: experiment[{index}]"
+        _check_fields(where, raw, EXPERIMENT_FIELDS)
+        if "section" not in raw:
+            raise LabError(f"{where}.section: missing (one of {', '.join(SECTIONS)})")
+        if raw["section"] not in SECTIONS:
+            raise LabError(f"{where}.section: unknown section '{raw['section']}' (known: {', '.join(SECTIONS)})")
+        where = f"{where} ({raw['section']})"
+        if "workloads" not in raw:
+            raise LabError(f"{where}.workloads: missing")
+        workloads = _names(f"{where}.workloads", raw["workloads"], workload_names, "workload")
+        statistics_only = raw["section"] == "statistics"
+        allocators = _names(f"{where}.allocators", raw.get("allocators", ["glibc"] if statistics_only else []),
+                            allocator_names, "allocator")
+        modes = _names(f"{where}.modes", raw.get("modes", ["naive"] if statistics_only else []), MODES, "mode")
+        presets = _names(f"{where}.presets", raw.get("presets", ["Adv0"]), PRESETS, "preset")
+        scale = float(raw.get("scale", 1.0))
+        if scale <= 0:
+            raise LabError(f"{where}.scale: {scale:g}: must be > 0")
+        scales = raw.get("scales", {})
+        for name, value in scales.items():
+            if name not in workloads:
+                raise LabError(f"{where}.scales.{name}: not one of this experiment's workloads")
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise LabError(f"{where}.scales.{name}: expected a positive integer, got {value!r}")
+        exp_runs = raw.get("runs", runs)
+        if exp_runs < MIN_RUNS:
+            raise LabError(f"{where}.runs: {exp_runs}: at least {MIN_RUNS} runs per cell")
+        experiments.append(Experiment(raw["section"], workloads, allocators, modes, presets, scale, dict(scales),
+                                      exp_runs, raw.get("title", "")))
+
+    bench = data.get("bench", {})
+    _check_type(f"{path}: bench", bench, dict)
+    for name, table in bench.items():
+        if name not in BENCH_FIELDS:
+            raise LabError(f"{path}: bench.{name}: unknown benchmark (known: {', '.join(BENCH_FIELDS)})")
+        _check_type(f"{path}: bench.{name}", table, dict)
+        _check_fields(f"{path}: bench.{name}", table, BENCH_FIELDS[name])
+        for key, value in table.items():
+            if isinstance(value, int) and value < 1:
+                raise LabError(f"{path}: bench.{name}.{key}: {value}: must be >= 1")
+        if "rounds" in table and table["rounds"] < MIN_RUNS:
+            raise LabError(f"{path}: bench.{name}.rounds: {table['rounds']}: at least {MIN_RUNS}")
+    return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments,
+                  {k: dict(v) for k, v in bench.items()}, evaluation.get("description", ""), data,
+                  cachegrind_sections)
+
+
+def load(path, workload_names: list, allocator_names: Optional[list] = None) -> Config:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise LabError(f"{path}: no such config file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
+        raise LabError(f"{path}: cannot read the config ({error.__class__.__name__})") from None
+    return parse(text, str(path), workload_names, allocator_names)

@@ -1,0 +1,64 @@
+"""The report's plots (matplotlib, Agg: no display needed), as PNG files."""
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+
+def bars(path: Path, title: str, ylabel: str, groups: list, series: list, values: dict, reference=None) -> Path:
+    """Grouped bars: values[(group, series)] = Summary (median, low, high) or None;
+    the whiskers span min-max. reference draws a horizontal line (e.g. 1.0)."""
+    width = 0.8 / max(1, len(series))
+    drawn = False
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + 0.9 * len(groups) * max(1, len(series)) * 0.35), 4.0))
+    for i, name in enumerate(series):
+        xs, heights, low, high = [], [], [], []
+        for g, group in enumerate(groups):
+            summary = values.get((group, name))
+            if summary is None:
+                continue
+            xs.append(g - 0.4 + width * (i + 0.5))
+            heights.append(summary.median)
+            low.append(summary.median - summary.low)
+            high.append(summary.high - summary.median)
+        if xs:
+            ax.bar(xs, heights, width, label=name, yerr=[low, high], capsize=2)
+            drawn = True
+    medians = [v.median for v in values.values() if v is not None and v.median > 0]
+    if medians and max(medians) / min(medians) > 30:  # one outlier would flatten every other bar
+        ax.set_yscale("log")
+        ylabel += " (log scale)"
+    if reference is not None:
+        ax.axhline(reference, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([str(g) for g in groups], rotation=20 if len(groups) > 4 else 0, ha="right"
+                       if len(groups) > 4 else "center")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if drawn:
+        ax.legend(fontsize=7, ncol=min(4, len(series)))
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def scatter(path: Path, title: str, xlabel: str, ylabel: str, points: dict) -> Path:
+    """points[label] = [(x, y), ...], one colour per label."""
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    drawn = False
+    for label, xy in points.items():
+        if xy:
+            ax.scatter([p[0] for p in xy], [p[1] for p in xy], label=label, s=18)
+            drawn = True
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if drawn:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path

@@ -1,0 +1,175 @@
+"""The evaluation's statistics, from the raw results only (runs.csv, ...):
+checksum verdicts, medians with min-max, ratios paired within a round, and the
+normalisations of the papers' figures."""
+import csv
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+INT_FIELDS = {"round", "order", "scale", "seed", "peak_rss_bytes", "parent_rss_bytes", "peak_heap_resident_bytes", "kept_bytes",
+              "profile_peak_live_bytes", "total_objects", "total_bytes", "peak_live_objects", "peak_live_bytes",
+              "realloc_calls", "free_calls", "instructions", "d1_misses", "ll_misses", "data_refs",
+              "peak_held_bytes", "peak_rss_added", "allocated_bytes"}
+FLOAT_FIELDS = {"program_seconds", "precondition_seconds", "wall_seconds", "fragmentation", "seconds",
+                "average_size", "total_to_peak_bytes"}
+
+
+def _typed(row: dict) -> dict:
+    out = {}
+    for key, value in row.items():
+        if value == "" or value is None:
+            out[key] = None
+        elif key in INT_FIELDS:
+            out[key] = int(float(value))
+        elif key in FLOAT_FIELDS:
+            out[key] = float(value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_csv(path: Path) -> list:
+    if not Path(path).is_file():
+        return []
+    with open(path, newline="") as f:
+        return [_typed(row) for row in csv.DictReader(f)]
+
+
+@dataclass(frozen=True)
+class Summary:
+    median: float
+    low: float
+    high: float
+    n: int
+
+    def ratio_text(self, digits: int = 3) -> str:
+        return f"{self.median:.{digits}f} ({self.low:.{digits}f}–{self.high:.{digits}f}, n={self.n})"
+
+
+def summarize(values) -> Optional[Summary]:
+    """Median with min–max of the values that are not None; None if there are none."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return Summary(statistics.median(values), min(values), max(values), len(values))
+
+
+# ---------------------------------------------------------------------------
+# Checksums: every run against its workload's reference.
+
+def references(runs: list, profiles: list, workloads_meta: dict) -> dict:
+    """(workload, scale, seed) -> the reference checksum: the stored one of
+    workload.json when scale and seed are its test's, else the checksum most
+    runs and profiles of that workload, scale and seed agree on (all modes and
+    allocators must give the same)."""
+    votes = {}
+    for row in list(profiles) + list(runs):
+        if row.get("checksum") and row.get("status") == "ok":
+            votes.setdefault((row["workload"], row["scale"], row["seed"]), Counter())[row["checksum"]] += 1
+    refs = {}
+    for key, counter in votes.items():
+        refs[key] = counter.most_common(1)[0][0]
+    for name, info in (workloads_meta or {}).items():
+        test = info.get("test") or {}
+        if test.get("checksum"):
+            refs[(name, test.get("scale"), test.get("seed"))] = test["checksum"]
+    return refs
+
+
+def judge(runs: list, refs: dict) -> list:
+    """Each run gets a verdict: "ok", its failure status, or "mismatch" (an ok
+    exit with the wrong checksum: a failure, never averaged in)."""
+    for run in runs:
+        status = run.get("status") or "failed"
+        if status == "ok":
+            reference = refs.get((run["workload"], run["scale"], run["seed"]))
+            run["reference"] = reference
+            run["verdict"] = "ok" if reference is None or run.get("checksum") == reference else "mismatch"
+        else:
+            run["verdict"] = status
+    return runs
+
+
+def good(run: dict) -> bool:
+    return run.get("verdict") == "ok"
+
+
+# ---------------------------------------------------------------------------
+# Cells and pairs.
+
+def cell_key(run: dict) -> tuple:
+    return (run["workload"], run["mode"], run["scale"], run["allocator"], run["preset"])
+
+
+@dataclass
+class CellStats:
+    key: tuple
+    runs: int
+    ok: int
+    failures: Counter
+    time: Optional[Summary]
+    rss: Optional[Summary]
+    frag: Optional[Summary]     # None: no run had a memory sample ("no sample")
+    heap: Optional[Summary]
+
+
+def cells(runs: list) -> dict:
+    grouped = {}
+    for run in runs:
+        grouped.setdefault(cell_key(run), []).append(run)
+    out = {}
+    for key, group in grouped.items():
+        ok = [r for r in group if good(r)]
+        out[key] = CellStats(key, len(group), len(ok), Counter(r["verdict"] for r in group if not good(r)),
+                             summarize(r["program_seconds"] for r in ok),
+                             summarize(r["peak_rss_bytes"] for r in ok),
+                             summarize(r["fragmentation"] for r in ok),
+                             summarize(r["peak_heap_resident_bytes"] for r in ok))
+    return out
+
+
+def by_round(runs: list, key: tuple, metric: str = "program_seconds") -> dict:
+    """round -> the metric of the cell's good run in that round."""
+    return {r["round"]: r[metric] for r in runs
+            if cell_key(r) == key and good(r) and r.get(metric) is not None}
+
+
+def paired_ratios(runs: list, numerator: tuple, denominator: tuple, metric: str = "program_seconds") -> list:
+    """numerator/denominator for every round in which both cells have a good run."""
+    top = by_round(runs, numerator, metric)
+    bottom = by_round(runs, denominator, metric)
+    return [top[r] / bottom[r] for r in sorted(top) if r in bottom and bottom[r]]
+
+
+def paired(runs: list, numerator: tuple, denominator: tuple, metric: str = "program_seconds") -> Optional[Summary]:
+    return summarize(paired_ratios(runs, numerator, denominator, metric))
+
+
+def normalised(runs: list, keys: list, baseline: tuple, metric: str = "program_seconds") -> dict:
+    """The papers' figures: each cell's metric over the baseline cell's in the
+    same round (Fig. 4 and 6: custom on glibc at Adv0; Fig. 5: custom on the
+    best allocator). key -> Summary (or None without pairs)."""
+    return {key: paired(runs, key, baseline, metric) for key in keys}
+
+
+def best_allocator(stats: dict, workload: str, mode: str, scale: int, preset: str = "Adv0",
+                   among: Optional[list] = None) -> Optional[str]:
+    """The allocator with the lowest median time for that workload, mode and preset."""
+    best = None
+    for (w, m, s, a, p), cell in stats.items():
+        if (w, m, s, p) != (workload, mode, scale, preset) or cell.time is None:
+            continue
+        if among is not None and a not in among:
+            continue
+        if best is None or cell.time.median < best[1]:
+            best = (a, cell.time.median)
+    return best[0] if best else None
+
+
+def geometric_mean(values) -> Optional[float]:
+    values = [v for v in values if v]
+    if not values:
+        return None
+    return statistics.geometric_mean(values)
