@@ -1499,29 +1499,36 @@ class Compiler {
     }
     std::uint32_t free_registers = (1u << kRegisters) - 1;
     std::int32_t slots = 0;
+    // A value's location, given at its first definition — or at its first
+    // use, when the peephole pass deleted the unreachable code defining it.
+    auto locate = [&](std::int32_t vreg) {
+      std::int32_t& where = location_[static_cast<std::size_t>(vreg)];
+      if (where < 0) {
+        if (free_registers != 0) {
+          where = std::countr_zero(free_registers);
+          free_registers &= free_registers - 1;
+        } else {
+          where = kRegisters + slots++;
+          ++spills_;
+        }
+      }
+      return where;
+    };
     auto release = [&](std::int32_t vreg, std::int32_t now) {
       const auto v = static_cast<std::size_t>(vreg);
       if (last_use_[v] == now && location_[v] < kRegisters) free_registers |= 1u << location_[v];
     };
     at = 0;
     for (Instr* in = code_; in != nullptr; in = in->next, ++at) {
-      if (in->x >= 0) release(in->x, at);
-      if (in->y >= 0) release(in->y, at);
-      if (in->x >= 0) in->x = location_[static_cast<std::size_t>(in->x)];
-      if (in->y >= 0) in->y = location_[static_cast<std::size_t>(in->y)];
+      const std::int32_t x = in->x, y = in->y;
+      if (x >= 0) in->x = locate(x);
+      if (y >= 0) in->y = locate(y);
+      if (x >= 0) release(x, at);
+      if (y >= 0 && y != x) release(y, at);
       if (in->dst >= 0) {
-        std::int32_t& where = location_[static_cast<std::size_t>(in->dst)];
-        if (where < 0) {
-          if (free_registers != 0) {
-            where = std::countr_zero(free_registers);
-            free_registers &= free_registers - 1;
-          } else {
-            where = kRegisters + slots++;
-            ++spills_;
-          }
-        }
-        release(in->dst, at);  // a result nobody reads
-        in->dst = where;
+        const std::int32_t dst = in->dst;
+        in->dst = locate(dst);
+        release(dst, at);  // a result nobody reads
       }
     }
     spill_slots_ += static_cast<std::uint64_t>(slots);
