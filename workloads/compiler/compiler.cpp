@@ -5,7 +5,8 @@
 // resolving names through nested scope tables, checks types (inserting the
 // implicit conversions), folds constants (and dead branches), lowers each
 // expression through a value-numbered DAG into three-address code, cleans the
-// code up with a peephole pass and "assembles" it into text.
+// code up with a peephole pass, gives the values registers (linear scan over
+// six registers, spilling the rest) and "assembles" it into text.
 //
 // Lifetimes follow lcc's three arenas:
 //   PERM  interned identifiers, types, globals and function symbols: the run;

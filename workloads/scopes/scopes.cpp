@@ -15,25 +15,36 @@
 //   identifier nodes and globals: permanent;
 //   a block's record, its declarations and the expression trees of its
 //                statements: on the scope obstack, freed by free-to-mark when
-//                the block closes (the record is the mark).
+//                the block closes (the record is the mark);
+//   insns        each statement is expanded into insns as soon as it is
+//                parsed (as gcc 2.x did); they stay on the function obstack
+//                until the function is done (rest_of_compilation), which sets
+//                the peak.
 //
 // Modes:
-//   custom  two ObstackHeaps (4 KB chunks, as GNU obstacks): the permanent one
-//           grows the identifiers, the scope one is freed to the block's
-//           record when the block closes;
+//   custom  three ObstackHeaps (4 KB chunks, as GNU obstacks): the permanent
+//           one grows the identifiers, the scope one is freed to the block's
+//           record when the block closes, the function one is emptied after
+//           each function;
 //   naive   malloc/free: an identifier is grown in a malloc'd buffer
 //           (realloc doubling it) and freed when known; each nesting level
 //           has a NaiveRegion (the per-scope list of objects), cleared when
-//           its block closes;
+//           its block closes, and the insns another, cleared per function;
 //   reap    a strata::reap per nesting level, each the child of the level
 //           around it, cleared when its block closes — free-to-mark, as every
 //           deeper block's reap is empty by then; identifiers grown with
 //           strata_reap_realloc in the permanent reap and freed when known;
 //           and a statement's expression tree freed as soon as it has been
-//           resolved, since nothing refers to it afterwards (the obstack keeps
-//           it until the block closes).
+//           expanded, since nothing refers to it afterwards (the obstack keeps
+//           it until the block closes); the insns in a reap cleared per
+//           function.
+// Why a reap per level rather than one reap with individual frees: closing a
+// block frees exactly what was allocated since it opened, which is what a
+// child reap cleared at that moment holds, at the cost of one clear instead
+// of a walk over the block's objects.
 // The checksum covers every resolution (declaration number and nesting
-// distance, in order), the unused and shadowing declarations, and the counts.
+// distance, in order, through the insns), every declaration's use count, and
+// the counts.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
