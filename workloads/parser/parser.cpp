@@ -174,6 +174,20 @@ consteval bool grammar_in_class_order() {
 }
 static_assert(grammar_in_class_order(), "kGrammar: one entry per word class, in enum order");
 
+// Words made up beyond each class's listed ones (open classes only), so that
+// the dictionary, like 197.parser's, is a real search tree at the bottom of
+// the arena.
+constexpr int kMadeUpWords[kClasses] = {0, 0, 300, 1200, 300, 0, 0, 300, 200, 30, 0, 0, 0};
+
+// A dictionary entry (197.parser's Dict_node): a binary search tree by spelling.
+struct DictNode {
+  DictNode* left;
+  DictNode* right;
+  const char* spelling;
+  const Exp* formula;  // shared by the word's class
+  std::int32_t cls, index;
+};
+
 template <class Policy>
 class Dictionary {
  public:
@@ -182,14 +196,40 @@ class Dictionary {
       std::string_view text = spec.formula;
       formulas_[spec.cls] = parse_or(text);
     }
+    // The same vocabulary for every seed: the dictionary is the program's input file.
+    Rng rng(197);
+    for (const ClassSpec& spec : kGrammar) {
+      for (std::string_view words = spec.words; !words.empty();) {
+        const std::size_t space = words.find(' ');
+        if (!insert(words.substr(0, space), spec.cls)) throw std::logic_error("parser dictionary: a word listed twice");
+        words = space == std::string_view::npos ? std::string_view() : words.substr(space + 1);
+      }
+      for (int made = 0; made < kMadeUpWords[spec.cls];) made += insert(made_up(rng), spec.cls);
+    }
   }
   Dictionary(const Dictionary&) = delete;
   Dictionary& operator=(const Dictionary&) = delete;
   ~Dictionary() {
+    // Newest first: the arena's pointer walks back to where it started.
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+      DictNode* node = *it;
+      char* spelling = const_cast<char*>(node->spelling);  // made just before its node
+      policy_.forget_dictionary(node);
+      policy_.forget_dictionary(spelling);
+    }
     for (int c = kClasses; c-- > 0;) forget(formulas_[c]);
   }
 
-  const Exp* formula(int cls) const { return formulas_[cls]; }
+  const DictNode* lookup(std::string_view spelling) const {
+    for (const DictNode* node = root_; node != nullptr;) {
+      const int order = spelling.compare(node->spelling);
+      if (order == 0) return node;
+      node = order < 0 ? node->left : node->right;
+    }
+    return nullptr;
+  }
+  const std::vector<const DictNode*>& entries(int cls) const { return entries_[cls]; }
+  std::size_t size() const { return nodes_.size(); }
 
  private:
   // formula := term ("or" term)* ; term := factor ("&" factor)* ;
@@ -260,41 +300,72 @@ class Dictionary {
     policy_.forget_dictionary(e);
   }
 
+  static std::string made_up(Rng& rng) {
+    static constexpr const char* kSyllables[] = {"ba", "ko", "ri", "tes", "lun", "mar", "do", "pe", "vi", "sor",
+                                                 "gal", "en", "tho", "qui", "zan", "el", "mu", "rok", "sa", "fen"};
+    std::string word;
+    for (std::uint64_t n = rng.between(2, 4); n > 0; --n) word += kSyllables[rng.below(std::size(kSyllables))];
+    return word;
+  }
+
+  // false when the spelling is there already.
+  bool insert(std::string_view spelling, WordClass cls) {
+    DictNode** link = &root_;
+    while (*link != nullptr) {
+      const int order = spelling.compare((*link)->spelling);
+      if (order == 0) return false;
+      link = order < 0 ? &(*link)->left : &(*link)->right;
+    }
+    auto* text = static_cast<char*>(policy_.dictionary(spelling.size() + 1));
+    auto* node = static_cast<DictNode*>(policy_.dictionary(sizeof(DictNode)));
+    if (text == nullptr || node == nullptr) throw std::bad_alloc();
+    std::memcpy(text, spelling.data(), spelling.size());
+    text[spelling.size()] = '\0';
+    *node = DictNode{nullptr, nullptr, text, formulas_[cls], cls, static_cast<std::int32_t>(entries_[cls].size())};
+    *link = node;
+    entries_[cls].push_back(node);
+    nodes_.push_back(node);
+    return true;
+  }
+
   Policy& policy_;
   Exp* formulas_[kClasses] = {};
+  DictNode* root_ = nullptr;
+  std::vector<const DictNode*> entries_[kClasses];
+  std::vector<DictNode*> nodes_;  // in the order they were made
 };
 
 // ---- sentences, generated from a small phrase grammar -------------------------
 
-struct Word {
-  int cls;
-  int index;  // within its class
-};
-
+// Writes a sentence's text (the words, spaces between) into a buffer that
+// is reused, as 197.parser reads each sentence into one line buffer.
+template <class Policy>
 class SentenceMaker {
  public:
-  explicit SentenceMaker(Rng& rng) : rng_(rng) {}
+  SentenceMaker(Rng& rng, const Dictionary<Policy>& dictionary) : rng_(rng), dictionary_(dictionary) {}
 
-  std::vector<Word> make() {
-    words_.assign(1, Word{kWall, 0});
+  void make(std::string& text) {
+    words_.clear();
     sentence();
     // Now and then a word is dropped or two swapped: often no linkage at all.
-    if (words_.size() > 4 && rng_.chance(0.12)) {
-      const std::size_t i = 1 + rng_.below(words_.size() - 2);
+    if (words_.size() > 3 && rng_.chance(0.12)) {
+      const std::size_t i = rng_.below(words_.size() - 1);
       if (rng_.chance(0.5)) words_.erase(words_.begin() + static_cast<std::ptrdiff_t>(i));
       else std::swap(words_[i], words_[i + 1]);
     }
-    return words_;
+    text.clear();
+    for (const DictNode* w : words_) {
+      if (!text.empty()) text += ' ';
+      text += w->spelling;
+    }
   }
 
  private:
-  // A word of the class, by its place in the dictionary's list.
   void word(WordClass cls) {
-    std::uint64_t count = 1;
-    for (const char* c = kGrammar[cls].words; *c != '\0'; ++c) count += *c == ' ';
-    words_.push_back(Word{cls, static_cast<int>(rng_.below(count))});
+    const auto& entries = dictionary_.entries(cls);
+    words_.push_back(entries[rng_.below(entries.size())]);
   }
-  bool room() const { return words_.size() < kMaxWords - 12; }
+  bool room() const { return words_.size() < kMaxWords - 13; }
 
   void noun_phrase(bool subject, int depth) {
     const std::uint64_t r = rng_.below(10);
@@ -334,7 +405,8 @@ class SentenceMaker {
   }
 
   Rng& rng_;
-  std::vector<Word> words_;
+  const Dictionary<Policy>& dictionary_;
+  std::vector<const DictNode*> words_;
 };
 
 // ---- parsing one sentence -------------------------------------------------------
@@ -345,18 +417,19 @@ class SentenceParser {
   SentenceParser(Policy& policy, const Dictionary<Policy>& dictionary) : policy_(policy), dictionary_(dictionary) {}
 
   struct Result {
-    std::uint64_t linkages = 0;
+    std::uint64_t words = 0, linkages = 0;
     std::uint64_t disjuncts_built = 0, disjuncts_kept = 0, memo_entries = 0;
   };
 
-  Result parse(const std::vector<Word>& words, Checksum& sum) {
+  Result parse(std::string_view text, Checksum& sum) {
     Result result;
-    n_ = static_cast<int>(words.size());
+    split(text, sum);
+    result.words = static_cast<std::uint64_t>(n_ - 1);
     next_id_ = 0;
-    // The sentence's words: an array of disjunct lists and of formula copies.
+    // An array of disjunct lists and one of formula copies, a slot per word.
     disjuncts_ = static_cast<Disjunct**>(allocate(sizeof(Disjunct*) * static_cast<std::size_t>(n_)));
     auto** expressions = static_cast<Exp**>(allocate(sizeof(Exp*) * static_cast<std::size_t>(n_)));
-    for (int w = 0; w < n_; ++w) expressions[w] = copy(dictionary_.formula(words[static_cast<std::size_t>(w)].cls));
+    for (int w = 0; w < n_; ++w) expressions[w] = copy(words_[w].entry->formula);
     for (int w = 0; w < n_; ++w) {
       disjuncts_[w] = build_disjuncts(expressions[w], w);
       for (const Disjunct* d = disjuncts_[w]; d != nullptr; d = d->next) ++result.disjuncts_built;
@@ -383,8 +456,11 @@ class SentenceParser {
     } else {
       for (int w = n_; w-- > 0;) forget_disjuncts(disjuncts_[w]);
       policy_.release(disjuncts_);
+      for (int w = n_; w-- > 0;) policy_.release(words_[w].spelling);
+      policy_.release(words_);
     }
     disjuncts_ = nullptr;
+    words_ = nullptr;
     return result;
   }
 
@@ -394,6 +470,35 @@ class SentenceParser {
     void* p = policy_.allocate(n);
     if (p == nullptr) throw std::bad_alloc();
     return static_cast<T*>(p);
+  }
+
+  // ---- the sentence's words: copied out of the line, looked up ----
+
+  struct SentenceWord {
+    char* spelling;
+    const DictNode* entry;
+  };
+
+  void split(std::string_view text, Checksum& sum) {
+    n_ = 1;  // the wall
+    for (std::size_t i = 0; i < text.size(); ++i) n_ += (i == 0 || text[i - 1] == ' ') && text[i] != ' ';
+    words_ = allocate<SentenceWord>(sizeof(SentenceWord) * static_cast<std::size_t>(n_));
+    int w = 0;
+    auto add = [&](std::string_view spelling) {
+      char* copy = allocate<char>(spelling.size() + 1);
+      std::memcpy(copy, spelling.data(), spelling.size());
+      copy[spelling.size()] = '\0';
+      const DictNode* entry = dictionary_.lookup(spelling);
+      if (entry == nullptr) throw std::runtime_error("parser: unknown word '" + std::string(spelling) + "'");
+      words_[w++] = SentenceWord{copy, entry};
+      sum.add(static_cast<std::uint64_t>(entry->cls) << 32 | static_cast<std::uint64_t>(entry->index));
+    };
+    add("LEFT-WALL");
+    while (!text.empty()) {
+      const std::size_t space = text.find(' ');
+      if (space != 0) add(text.substr(0, space));
+      text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    }
   }
 
   // ---- expressions into disjuncts ----
@@ -728,6 +833,7 @@ class SentenceParser {
   Policy& policy_;
   const Dictionary<Policy>& dictionary_;
   int n_ = 0;
+  SentenceWord* words_ = nullptr;
   std::uint32_t next_id_ = 0;
   Disjunct** disjuncts_ = nullptr;
   std::vector<std::uint32_t> left_of_, right_of_;  // pruning's label sets (reused, not per sentence)
@@ -741,21 +847,22 @@ std::uint64_t run(const Options& options) {
   Rng rng(options.seed);
   Checksum sum;
   Policy policy;
-  std::uint64_t sentences = 0, words = 0, parsed = 0, linkages = 0, built = 0, kept = 0, entries = 0;
+  std::uint64_t sentences = 0, words = 0, parsed = 0, linkages = 0, built = 0, kept = 0, entries = 0, dictionary_words = 0;
   {
     const Dictionary<Policy> dictionary(policy);
-    SentenceMaker maker(rng);
+    SentenceMaker<Policy> maker(rng, dictionary);
     SentenceParser<Policy> parser(policy, dictionary);
+    std::string line;
+    dictionary_words = dictionary.size();
     for (std::uint64_t s = 0; s < options.scale * kSentencesPerScale; ++s) {
-      const std::vector<Word> sentence = maker.make();
-      for (const Word& w : sentence) sum.add(static_cast<std::uint64_t>(w.cls) << 8 | static_cast<std::uint64_t>(w.index));
-      const auto result = parser.parse(sentence, sum);
-      sum.add(sentence.size());
+      maker.make(line);
+      const auto result = parser.parse(line, sum);
+      sum.add(result.words);
       sum.add(result.linkages);
       sum.add(result.disjuncts_built);
       sum.add(result.disjuncts_kept);
       ++sentences;
-      words += sentence.size() - 1;
+      words += result.words;
       parsed += result.linkages != 0;
       linkages += result.linkages;
       built += result.disjuncts_built;
@@ -763,8 +870,9 @@ std::uint64_t run(const Options& options) {
       entries += result.memo_entries;
     }
   }
-  std::printf("parser: %llu sentences, %llu words, %llu with a linkage, %llu disjuncts built, %llu kept, %llu memo entries\n",
-              static_cast<unsigned long long>(sentences), static_cast<unsigned long long>(words),
+  std::printf("parser: %llu dictionary words, %llu sentences, %llu words, %llu with a linkage, %llu disjuncts built, %llu kept, "
+              "%llu memo entries\n",
+              static_cast<unsigned long long>(dictionary_words), static_cast<unsigned long long>(sentences), static_cast<unsigned long long>(words),
               static_cast<unsigned long long>(parsed), static_cast<unsigned long long>(built),
               static_cast<unsigned long long>(kept), static_cast<unsigned long long>(entries));
   (void)linkages;
