@@ -36,6 +36,7 @@
 // The checksum digests every printed value (ints, strings, lists, closures)
 // in order; pointers are never hashed.
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -1,18 +1,23 @@
 // parser — a hybrid, 197.parser's xalloc (2002 paper Tables 1–3 and §5.1;
-// 2026 paper Tables 1, 2 and 4): a link grammar parser. A small dictionary
-// gives each word class a formula over connectors (D+ & A- ...); sentences
-// are generated from the seed by a small phrase grammar (noun phrases with
-// adjectives and prepositional phrases, transitive and intransitive verbs,
-// "that" clauses). For each sentence the parser
-//   1. copies each word's formula into the sentence (expression trees),
-//   2. expands the formulas into disjuncts (cross products of clause lists;
-//      the intermediate clauses die as soon as the disjuncts are built),
-//   3. prunes disjuncts with a connector nothing in the sentence can match,
-//   4. counts the linkages with the memoized recursion of Sleator and
-//      Temperley (a hash table of counts for (left word, right word, left
-//      connector, right connector)),
-//   5. extracts the first linkage (its links),
-// and then frees the sentence. The dictionary, parsed at start-up, lives as
+// 2026 paper Tables 1, 2 and 4): a link grammar parser. The dictionary — a
+// binary search tree of 2,376 words (the listed ones plus made-up open-class
+// words, the same for every seed) — gives each word class a formula over
+// connectors (D+ & A- ...). Sentences are generated from the seed by a small
+// phrase grammar (noun phrases with adjectives and prepositional phrases,
+// transitive and intransitive verbs, "that" clauses, clauses joined by
+// "and"; one in eight has a word dropped or two swapped) and written out as
+// text. For each sentence the parser
+//   1. splits the line into words, copied into the arena and looked up,
+//   2. copies each word's formula (expression trees),
+//   3. expands the formulas into disjuncts (cross products of clause lists;
+//      the clauses die as soon as the disjuncts are built, the formula copies
+//      right after),
+//   4. prunes disjuncts with a connector no word on its side offers,
+//   5. counts the linkages with the memoized recursion of Sleator and
+//      Temperley (a hash table of counts keyed by left word, right word and
+//      the two connectors' numbers),
+//   6. extracts the first linkage (its links, hashed, then freed),
+// and then frees the sentence. The dictionary, built at start-up, lives as
 // long as the program, at the bottom of the arena.
 //
 // Modes:
@@ -20,18 +25,19 @@
 //           after the last block in use, free marks a block free and moves the
 //           pointer back only when the last block goes. Most frees are LIFO
 //           (a sentence's structures die in reverse order at its end) but not
-//           all: the clauses die under the disjuncts built from them, pruned
-//           disjuncts die in the middle, and their memory waits for everything
-//           above it;
+//           all: the clauses and formula copies die under the disjuncts built
+//           from them, pruned disjuncts die in the middle, the memo table is
+//           freed bucket by bucket; their memory waits for everything above;
 //   naive   every object malloc'd and freed exactly where custom frees it
 //           ("use malloc/free directly", 2026 Table 4);
 //   reap    the dictionary in a reap of its own, each sentence in a child reap:
-//           the objects that die during the sentence (clauses, pruned
-//           disjuncts, the expression copies) are freed individually and
-//           reused at once; what lives to the end of the sentence goes with
-//           one clear.
-// The checksum covers each sentence's linkage count (mod 2^64), its disjunct
-// counts before and after pruning, and the links of its first linkage.
+//           what dies during the sentence (clauses, formula copies, pruned
+//           disjuncts, the linkage's links) is freed individually and reused
+//           at once; what lives to the end of the sentence (words, disjuncts,
+//           the memo table) goes with one clear.
+// The checksum covers each sentence's words (class and entry number), its
+// linkage count (mod 2^64), its disjunct counts before and after pruning, and
+// the links of its first linkage.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -70,6 +76,10 @@ struct XallocPolicy {
   void* allocate(std::size_t n) { return arena.malloc(n); }
   void release(void* p) { arena.free(p); }
   void end_sentence() {}
+  // The arena's use when a sentence is done (before it is freed): what the
+  // fixed region must hold.
+  void note_use() { high_water = std::max(high_water, arena.bytesInUse()); }
+  std::size_t high_water = 0;
 };
 
 // naive: malloc and free, object by object.
@@ -80,6 +90,8 @@ struct MallocPolicy {
   void* allocate(std::size_t n) { return std::malloc(n); }
   void release(void* p) { std::free(p); }
   void end_sentence() {}
+  void note_use() {}
+  static constexpr std::size_t high_water = 0;
 };
 
 // reap: a reap for the dictionary, a child reap per sentence.
@@ -92,6 +104,8 @@ struct ReapPolicy {
   void* allocate(std::size_t n) { return sentence.malloc(n); }
   void release(void* p) { sentence.free(p); }
   void end_sentence() { sentence.clear(); }
+  void note_use() {}
+  static constexpr std::size_t high_water = 0;
 };
 
 // ---- connectors, expressions, disjuncts ---------------------------------------
@@ -138,7 +152,8 @@ struct Disjunct {
   // rest to words in between (what count() relies on).
   Connector* left;
   Connector* right;
-  std::int32_t cost, word;
+  std::int16_t cost, word;
+  std::uint32_t mark;  // the fast matcher's "already in this list"
 };
 
 // ---- the dictionary ---------------------------------------------------------------
@@ -443,14 +458,17 @@ class SentenceParser {
     for (int w = 0; w < n_; ++w)
       for (const Disjunct* d = disjuncts_[w]; d != nullptr; d = d->next) ++result.disjuncts_kept;
 
+    open_matcher();
     open_table();
     for (Disjunct* d = disjuncts_[0]; d != nullptr; d = d->next)
       if (d->left == nullptr) result.linkages += count(0, n_, d->right, nullptr);
     result.memo_entries = entries_;
     if (result.linkages != 0) extract_first(sum);
     close_table();
+    close_matcher();
 
     // The end of the sentence: everything goes, most of it in reverse order.
+    policy_.note_use();
     if constexpr (Policy::kClearsSentence) {
       policy_.end_sentence();
     } else {
@@ -619,7 +637,7 @@ class SentenceParser {
         }
       }
       Disjunct* d = allocate<Disjunct>(sizeof(Disjunct));
-      *d = Disjunct{list, left, right, static_cast<std::int32_t>(c->cost), w};
+      *d = Disjunct{list, left, right, static_cast<std::int16_t>(c->cost), static_cast<std::int16_t>(w), 0};
       list = d;
     }
     forget_clauses(clauses);
@@ -747,7 +765,10 @@ class SentenceParser {
       if (e->lw == lw && e->rw == rw && e->le == lk && e->re == rk) return e->count;
     std::uint64_t total = 0;  // wraps: the checksum takes it mod 2^64
     for (int w = lw + 1; w < rw; ++w) {
-      for (const Disjunct* d = disjuncts_[w]; d != nullptr; d = d->next) {
+      // Only the disjuncts that can link to le or re add anything.
+      MatchNode* candidates = match_list(w, le, re);
+      for (const MatchNode* m = candidates; m != nullptr; m = m->next) {
+        const Disjunct* d = m->disjunct;
         const bool left_match = le != nullptr && d->left != nullptr && match(le, d->left);
         const bool right_match = re != nullptr && d->right != nullptr && match(d->right, re);
         const std::uint64_t left_count = left_match ? count(lw, w, le->next, d->left->next) : 0;
@@ -756,12 +777,88 @@ class SentenceParser {
         if (left_count != 0) total += left_count * count(w, rw, d->right, re);
         if (right_count != 0 && le == nullptr) total += right_count * count(lw, w, le, d->left);
       }
+      put_match_list(candidates);
     }
     Entry* e = allocate<Entry>(sizeof(Entry));
     *e = Entry{table_[b], static_cast<std::int16_t>(lw), static_cast<std::int16_t>(rw), lk, rk, total};
     table_[b] = e;
     ++entries_;
     return total;
+  }
+
+  // ---- the fast matcher (link grammar's fast-match.c) ----
+  // Per word and side, the disjuncts by the label of their first (farthest)
+  // connector; count() asks for a list of the disjuncts of a word that can
+  // link to le or re. List nodes are recycled through a free list, as
+  // 197.parser's are, and go back to the allocator with the sentence.
+
+  struct MatchNode {
+    MatchNode* next;
+    Disjunct* disjunct;
+  };
+  static constexpr std::size_t kLabelBuckets = 32;
+  static std::size_t label_bucket(const Connector* c) { return static_cast<std::size_t>(c->label - 'A') & (kLabelBuckets - 1); }
+
+  MatchNode* match_node(Disjunct* d, MatchNode* next) {
+    MatchNode* m = spare_nodes_;
+    if (m != nullptr) spare_nodes_ = m->next;
+    else m = allocate<MatchNode>(sizeof(MatchNode));
+    *m = MatchNode{next, d};
+    return m;
+  }
+  void put_match_list(MatchNode* m) {
+    while (m != nullptr) {
+      MatchNode* next = m->next;
+      m->next = spare_nodes_;
+      spare_nodes_ = m;
+      m = next;
+    }
+  }
+
+  void open_matcher() {
+    generation_ = 0;
+    tables_ = allocate<MatchNode**>(sizeof(MatchNode**) * 2 * static_cast<std::size_t>(n_));
+    for (int w = 0; w < n_; ++w)
+      for (int side = 0; side < 2; ++side) {
+        auto** table = allocate<MatchNode*>(sizeof(MatchNode*) * kLabelBuckets);
+        std::fill(table, table + kLabelBuckets, nullptr);
+        for (Disjunct* d = disjuncts_[w]; d != nullptr; d = d->next) {
+          const Connector* c = side == 0 ? d->left : d->right;
+          if (c != nullptr) table[label_bucket(c)] = match_node(d, table[label_bucket(c)]);
+        }
+        tables_[2 * w + side] = table;
+      }
+  }
+  void close_matcher() {
+    if constexpr (!Policy::kClearsSentence) {
+      for (int t = 2 * n_; t-- > 0;) {
+        for (std::size_t b = 0; b < kLabelBuckets; ++b) put_match_list(tables_[t][b]);
+        policy_.release(tables_[t]);
+      }
+      policy_.release(tables_);
+      while (spare_nodes_ != nullptr) {
+        MatchNode* next = spare_nodes_->next;
+        policy_.release(spare_nodes_);
+        spare_nodes_ = next;
+      }
+    }
+    tables_ = nullptr;
+    spare_nodes_ = nullptr;
+  }
+
+  MatchNode* match_list(int w, const Connector* le, const Connector* re) {
+    ++generation_;
+    MatchNode* list = nullptr;
+    if (le != nullptr)
+      for (MatchNode* m = tables_[2 * w][label_bucket(le)]; m != nullptr; m = m->next)
+        if (match(le, m->disjunct->left)) {
+          m->disjunct->mark = generation_;
+          list = match_node(m->disjunct, list);
+        }
+    if (re != nullptr)
+      for (MatchNode* m = tables_[2 * w + 1][label_bucket(re)]; m != nullptr; m = m->next)
+        if (m->disjunct->mark != generation_ && match(m->disjunct->right, re)) list = match_node(m->disjunct, list);
+    return list;
   }
 
   // ---- the first linkage: follow the recursion to its first nonzero choice ----
@@ -839,6 +936,9 @@ class SentenceParser {
   std::vector<std::uint32_t> left_of_, right_of_;  // pruning's label sets (reused, not per sentence)
   Entry** table_ = nullptr;
   std::size_t buckets_ = 0;
+  MatchNode*** tables_ = nullptr;  // [2w]: by first left connector, [2w+1]: by first right one
+  MatchNode* spare_nodes_ = nullptr;
+  std::uint32_t generation_ = 0;
   std::uint64_t entries_ = 0;
 };
 
@@ -876,6 +976,8 @@ std::uint64_t run(const Options& options) {
               static_cast<unsigned long long>(parsed), static_cast<unsigned long long>(built),
               static_cast<unsigned long long>(kept), static_cast<unsigned long long>(entries));
   (void)linkages;
+  if (policy.high_water != 0)
+    std::printf("parser: the xalloc arena held at most %zu of its %zu bytes\n", policy.high_water, kArenaBytes);
   return sum.value();
 }
 
