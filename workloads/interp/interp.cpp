@@ -1,9 +1,11 @@
 // interp — regions, as in mudlle (2002 paper Tables 1–3 and Fig. 9; 2026
 // paper Tables 1, 2 and 4, RQ2/RQ3): a compiler and bytecode interpreter for
 // a small Lisp-like language. Each unit of scale generates a program from the
-// seed — list builders and consumers, insertion sort, Fibonacci, closures
-// with map and fold, string building, counted loops — tokenizes and parses
-// each top-level form, compiles it to stack bytecode and runs it.
+// seed — 15 functions in three tiers (recursive list builders and consumers,
+// Fibonacci, closures with map and fold, string building; then loops,
+// insertion sorts and let-compositions over those; then driver loops over
+// those) and 48 (print e) forms — tokenizes and parses each top-level form,
+// compiles it to stack bytecode and runs it.
 //
 // Memory is a stack of regions, one per call depth ("level"), created once
 // and cleared, never given back: a call at level L allocates its frame
@@ -16,10 +18,11 @@
 // it, so the interpreter needs no garbage collector.
 //
 // Modes:
-//   custom  each region is a chain of strata's region layers:
-//           TaggedStreamHeap<RegionChunkHeap<ChunkSource>> (bump allocation
-//           through page-sized and doubling chunks that clear() keeps and
-//           replays; nothing freed before the clear);
+//   custom  each region is a chain of strata's region layers,
+//           TaggedStreamHeap<RegionChunkHeap<ChunkSource>>: objects bumped
+//           inline through the stream's window (one byte tag each) from a
+//           page-sized first chunk and doubling ones that clear() keeps and
+//           replays; nothing freed before the clear;
 //   naive   NaiveRegion per level: every object its own malloc block, all
 //           freed at the clear ("reduce chunk size to fit single objects",
 //           2026 Table 4);
@@ -625,7 +628,7 @@ class Reader {
 // ---- bytecode ---------------------------------------------------------------
 
 enum Op : std::uint8_t {
-  kConst, kNilOp, kStr, kLoad, kStore, kPop, kJump, kJumpIfFalse,
+  kConst, kNilOp, kStr, kLoad, kStore, kJump, kJumpIfFalse,
   kAdd, kSub, kMul, kDiv, kMod, kLt, kEq,
   kCall, kClosure, kBuiltin, kMark, kReturn,
 };
@@ -739,7 +742,7 @@ class Compiler {
     code_.push_back(Instr{op, b, c, a});
     switch (op) {
       case kConst: case kNilOp: case kStr: case kLoad: push(1); break;
-      case kStore: case kPop: case kJumpIfFalse: case kReturn: push(-1); break;
+      case kStore: case kJumpIfFalse: case kReturn: push(-1); break;
       case kAdd: case kSub: case kMul: case kDiv: case kMod: case kLt: case kEq: push(-1); break;
       case kCall: case kBuiltin: case kClosure: push(1 - b); break;
       case kJump: case kMark: break;
@@ -947,7 +950,6 @@ class Interpreter {
         case kStr: *sp++ = memory_.string(level, program_.strings[static_cast<std::size_t>(in.a)]); break;
         case kLoad: *sp++ = locals[in.a]; break;
         case kStore: locals[in.a] = *--sp; break;
-        case kPop: --sp; break;
         case kJump: pc = static_cast<std::size_t>(in.a); break;
         case kJumpIfFalse:
           if (!truthy(*--sp)) pc = static_cast<std::size_t>(in.a);
