@@ -102,6 +102,7 @@ typedef struct Site {
   Bool ignored; /* a frame matches --drag-ignore-alloc-fn */
   ULong objects, bytes, live_at_exit;
   Area in_use_area, ideal_area;
+  Area drag_time; /* sum over its objects of (reclaimed - last access), allocation-time bytes */
 } Site;
 
 static VgHashTable* sites;
@@ -267,6 +268,7 @@ static void end_object(Block* b, Bool at_exit) {
   add_interval(ideal_diff, a, l, s);
   b->site->in_use_area += (Area)s * (f - a);
   b->site->ideal_area += (Area)s * (l - a);
+  b->site->drag_time += f - l;
   in_use_now -= s;
   if (at_exit) {
     objects_live_at_exit++;
@@ -755,6 +757,8 @@ static void write_results(Int exitcode) {
     print_u128(f, site->in_use_area);
     VG_(fprintf)(f, ", \"ideal_area\": ");
     print_u128(f, site->ideal_area);
+    VG_(fprintf)(f, ", \"drag_time\": ");
+    print_u128(f, site->drag_time);
     VG_(fprintf)(f, ", \"frames\": [");
     FrameWriter w = {f, True};
     VG_(apply_ExeContext)(write_frame, &w, site->ec);
