@@ -57,8 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave out malloc blocks allocated under a matching function (repeatable)")
     p.add_argument("--all-objects", action="store_true", help="also count objects allocated before main")
     p.add_argument("--timeout", type=float, default=None, help="seconds; the program is killed after that")
+    _add_alloc(p)
     _add_command(p)
-    p.set_defaults(run=drag.command, alloc="glibc")
+    p.set_defaults(run=drag.command)
 
     p = sub.add_parser("trace", help="record or replay an allocation trace")
     tsub = p.add_subparsers(dest="trace_command", required=True)

@@ -27,8 +27,8 @@ PLATFORM = "amd64-linux"
 # emulator"), strata's region layers walking their chunks, and the reap.
 DEFAULT_IGNORE_FN = ("strata::workload::NaiveRegion::*", "strata::layers::*", "strata_reap_*")
 # malloc blocks that are the measuring apparatus's own: the bookkeeping of a
-# reap checked under Valgrind (src/reap/reap.cpp).
-DEFAULT_IGNORE_ALLOC_FN = ("*checked_record*", "*start_checking*")
+# reap checked under Valgrind (src/reap/reap.cpp): whatever the reap library mallocs.
+DEFAULT_IGNORE_ALLOC_FN = ("strata_reap_*", "*checked_record*", "*start_checking*")
 # Leading frames of an allocation stack that are the allocator, not the site.
 ALLOCATOR_FRAMES = ("malloc *", "calloc *", "realloc *", "memalign *", "posix_memalign *", "aligned_alloc *",
                     "valloc *", "operator new*", "operator new[]*", "strata_reap_*", "strata::reap::*",
@@ -136,11 +136,14 @@ def _status(result: runner.RunResult) -> dict:
 
 def measure(argv: Sequence[str], out_dir=None, quiet: bool = False,
             ignore_fn: Sequence[str] = DEFAULT_IGNORE_FN, ignore_alloc_fn: Sequence[str] = DEFAULT_IGNORE_ALLOC_FN,
-            from_main: bool = True, timeout_s: Optional[float] = None, plot: bool = True) -> dict:
+            from_main: bool = True, timeout_s: Optional[float] = None, plot: bool = True,
+            preload: Sequence[str] = ()) -> dict:
     """Runs argv under strata-drag; returns the figures (see docs/drag.md) and,
     with out_dir, writes them there. A program killed by a signal gives the
     results up to that moment, marked partial; one killed too hard for the
-    tool to write anything raises ProgramFailed."""
+    tool to write anything raises ProgramFailed. preload: libraries put in
+    LD_PRELOAD (e.g. another malloc: the tool still replaces malloc, so the
+    figures do not depend on it)."""
     argv = list(argv)
     if not argv:
         raise LabError("no command given (put it after --)")
@@ -155,7 +158,7 @@ def measure(argv: Sequence[str], out_dir=None, quiet: bool = False,
                    f"--drag-out={tmp}/raw.%p.json", f"--drag-from-main={'yes' if from_main else 'no'}"]
         command += [f"--drag-ignore-fn={p}" for p in ignore_fn]
         command += [f"--drag-ignore-alloc-fn={p}" for p in ignore_alloc_fn]
-        result = runner.run(command + ["--"] + argv, [], {"VALGRIND_LIB": str(folder)}, quiet=quiet,
+        result = runner.run(command + ["--"] + argv, list(preload), {"VALGRIND_LIB": str(folder)}, quiet=quiet,
                             capture=quiet, timeout_s=timeout_s)
         raw_path = Path(tmp) / f"raw.{result.pid}.json"
         if not raw_path.is_file():
@@ -253,7 +256,7 @@ def command(args) -> int:
     figures = measure(args.command, out_dir=args.output, quiet=False,
                       ignore_fn=list(DEFAULT_IGNORE_FN) + list(args.ignore_fn or []),
                       ignore_alloc_fn=list(DEFAULT_IGNORE_ALLOC_FN) + list(args.ignore_alloc_fn or []),
-                      from_main=not args.all_objects, timeout_s=args.timeout)
+                      from_main=not args.all_objects, timeout_s=args.timeout, preload=args.allocator.preload())
     print(f"strata-lab drag: {args.output}/drag.json")
     print(describe(figures))
     if figures["partial"]:
