@@ -10,6 +10,7 @@ import csv
 import fnmatch
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,19 +22,24 @@ from .errors import LabError, ProgramFailed
 TOOL = "strata-drag"
 PLATFORM = "amd64-linux"
 
+# Patterns (globs) match a function's name or its whole frame "NAME
+# (/full/path/FILE:LINE)": functions inlined elsewhere carry only their short
+# name, so their file names them.
+#
 # Code whose accesses are bookkeeping, not the program's use of its objects:
 # the naive region emulator walking its list (2002 paper §5.1: "the last access
 # to any allocated object is by the client program and not by our region
 # emulator"), strata's region layers walking their chunks, and the reap.
-DEFAULT_IGNORE_FN = ("strata::workload::NaiveRegion::*", "strata::layers::*", "strata_reap_*")
+DEFAULT_IGNORE_FN = ("strata::workload::NaiveRegion::*", "*/workloads/common/naive_region.hpp:*",
+                     "strata::layers::*", "*/include/strata/layers/*", "strata_reap_*", "*/src/reap/*")
 # malloc blocks that are the measuring apparatus's own: the bookkeeping of a
 # reap checked under Valgrind (src/reap/reap.cpp): whatever the reap library mallocs.
-DEFAULT_IGNORE_ALLOC_FN = ("strata_reap_*", "*checked_record*", "*start_checking*")
+DEFAULT_IGNORE_ALLOC_FN = ("strata_reap_*", "*/src/reap/*")
 # Leading frames of an allocation stack that are the allocator, not the site.
 ALLOCATOR_FRAMES = ("malloc *", "calloc *", "realloc *", "memalign *", "posix_memalign *", "aligned_alloc *",
-                    "valloc *", "operator new*", "operator new[]*", "strata_reap_*", "strata::reap::*",
-                    "strata::layers::*", "*checked_record*", "strata::workload::NaiveRegion::malloc*",
-                    "std::__new_allocator*", "std::allocator*", "__gnu_cxx::new_allocator*")
+                    "valloc *", "operator new*", "strata_reap_*", "strata::reap::*", "strata::layers::*",
+                    "* (in /*vgpreload_*", "* (/usr/include/c++/*", "*/workloads/common/naive_region.hpp:*",
+                    "*/include/strata/*", "*/src/reap/*")
 SITE_FRAMES = 4  # frames shown per site (and merged on)
 
 
@@ -76,8 +82,15 @@ def _check_writable(out_dir: Path) -> None:
 
 
 def _is_allocator_frame(frame: str) -> bool:
-    return any(fnmatch.fnmatchcase(frame, pattern) for pattern in ALLOCATOR_FRAMES) or " (in /" in frame and (
-        "vgpreload_" in frame)
+    return any(fnmatch.fnmatchcase(frame, pattern) for pattern in ALLOCATOR_FRAMES)
+
+
+_LOCATION = re.compile(r" \((?:in )?(/[^():]*/)([^/():]+(?::\d+)?)\)$")
+
+
+def short_frame(frame: str) -> str:
+    """A frame with its file's folders dropped: "f (/a/b/x.c:3)" -> "f (x.c:3)"."""
+    return _LOCATION.sub(lambda m: f" ({'in ' if ' (in /' in frame else ''}{m.group(2)})", frame)
 
 
 def site_frames(frames: Sequence[str]) -> list:
@@ -93,7 +106,7 @@ def summarize_sites(raw_sites: list) -> list:
     """Sites merged on their first SITE_FRAMES frames, ranked by drag area."""
     merged = {}
     for raw in raw_sites:
-        frames = site_frames(raw["frames"])[:SITE_FRAMES]
+        frames = [short_frame(f) for f in site_frames(raw["frames"])[:SITE_FRAMES]]
         key = tuple(frames)
         site = merged.setdefault(key, {"site": " < ".join(frames) or "?", "frames": frames, "objects": 0,
                                        "bytes": 0, "live_at_exit": 0, "in_use_area": 0, "ideal_area": 0,
@@ -154,7 +167,8 @@ def measure(argv: Sequence[str], out_dir=None, quiet: bool = False,
     if out is not None:
         _check_writable(out)
     with tempfile.TemporaryDirectory(prefix="strata-drag-") as tmp:
-        command = [valgrind, f"--tool={TOOL}", "-q", "--read-inline-info=yes",
+        # Full paths in frames: patterns can name folders (--fullpath-after=).
+        command = [valgrind, f"--tool={TOOL}", "-q", "--read-inline-info=yes", "--fullpath-after=",
                    f"--drag-out={tmp}/raw.%p.json", f"--drag-from-main={'yes' if from_main else 'no'}"]
         command += [f"--drag-ignore-fn={p}" for p in ignore_fn]
         command += [f"--drag-ignore-alloc-fn={p}" for p in ignore_alloc_fn]

@@ -85,7 +85,8 @@ static void print_usage(void) {
   VG_(printf)(
       "    --drag-out=FILE              JSON results [strata-drag.%%p.json]\n"
       "    --drag-from-main=yes|no      leave out objects allocated before main [yes]\n"
-      "    --drag-ignore-fn=PATTERN     accesses made inside matching functions do not count (repeatable)\n"
+      "    --drag-ignore-fn=PATTERN     accesses made inside matching functions do not count (repeatable;\n"
+      "                                 a glob on the name or on \"NAME (FILE:LINE)\")\n"
       "    --drag-ignore-alloc-fn=PAT   leave out malloc blocks allocated under a matching function\n"
       "    --drag-curve-points=N        points of the sampled curves [2000]\n");
 }
@@ -107,33 +108,39 @@ typedef struct Site {
 
 static VgHashTable* sites;
 
-/* The function name in a VG_(describe_IP) line "0x...: NAME (FILE:LINE)". */
-static void fn_name_of(const HChar* described, HChar* out, SizeT out_size) {
-  const HChar* start = VG_(strstr)(described, ": ");
-  start = start ? start + 2 : described;
-  const HChar* end = start + VG_(strlen)(start);
-  for (const HChar* p = start; *p; p++)
-    if (p[0] == ' ' && p[1] == '(') end = p; /* the last " (" starts the location */
-  SizeT n = (SizeT)(end - start);
+/* A VG_(describe_IP) line "0x...: NAME (FILE:LINE)" without its address. */
+static const HChar* frame_text(const HChar* described) {
+  const HChar* after = VG_(strstr)(described, ": ");
+  return after ? after + 2 : described;
+}
+
+/* Its function name: up to the last " (", which starts the location. Inlined
+   frames carry the short name (no namespace): patterns can match the file. */
+static void fn_name_of(const HChar* frame, HChar* out, SizeT out_size) {
+  const HChar* end = frame + VG_(strlen)(frame);
+  for (const HChar* p = frame; *p; p++)
+    if (p[0] == ' ' && p[1] == '(') end = p;
+  SizeT n = (SizeT)(end - frame);
   if (n >= out_size) n = out_size - 1;
-  VG_(memcpy)(out, start, n);
+  VG_(memcpy)(out, frame, n);
   out[n] = 0;
 }
 
-static Bool name_matches(const HChar* name, const HChar** patterns, Int n) {
+/* A pattern matches the function's name or the whole frame "NAME (FILE:LINE)". */
+static Bool frame_matches(const HChar* frame, const HChar** patterns, Int n) {
+  static HChar name[4096];
+  fn_name_of(frame, name, sizeof name);
   for (Int i = 0; i < n; i++)
-    if (VG_(string_match)(patterns[i], name)) return True;
+    if (VG_(string_match)(patterns[i], name) || VG_(string_match)(patterns[i], frame)) return True;
   return False;
 }
 
 /* Does ip, or any function inlined at ip, match one of the patterns? */
 static Bool ip_matches(DiEpoch ep, Addr ip, const HChar** patterns, Int n) {
-  static HChar name[4096];
   Bool found = False;
   InlIPCursor* iipc = VG_(new_IIPC)(ep, ip);
   do {
-    fn_name_of(VG_(describe_IP)(ep, ip, iipc), name, sizeof name);
-    if (name_matches(name, patterns, n)) found = True;
+    if (frame_matches(frame_text(VG_(describe_IP)(ep, ip, iipc)), patterns, n)) found = True;
   } while (!found && VG_(next_IIPC)(iipc));
   VG_(delete_IIPC)(iipc);
   return found;
@@ -681,10 +688,8 @@ static void write_frame(UInt n, DiEpoch ep, Addr ip, void* opaque) {
   FrameWriter* w = opaque;
   InlIPCursor* iipc = VG_(new_IIPC)(ep, ip);
   do {
-    const HChar* d = VG_(describe_IP)(ep, ip, iipc);
-    const HChar* after = VG_(strstr)(d, ": ");
     VG_(fprintf)(w->f, "%s", w->first ? "" : ", ");
-    print_json_string(w->f, after ? after + 2 : d);
+    print_json_string(w->f, frame_text(VG_(describe_IP)(ep, ip, iipc)));
     w->first = False;
   } while (VG_(next_IIPC)(iipc));
   VG_(delete_IIPC)(iipc);
