@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
@@ -88,9 +89,32 @@ def _is_allocator_frame(frame: str) -> bool:
 _LOCATION = re.compile(r" \((?:in )?(/[^():]*/)([^/():]+(?::\d+)?)\)$")
 
 
+def short_name(name: str) -> str:
+    """A demangled C++ name without its parameter list, return type and
+    anonymous namespaces: "(anonymous namespace)::R (anonymous namespace)::f<int>(char*)" -> "f<int>"."""
+    name = name.replace("(anonymous namespace)::", "")
+    if name.endswith(")") and not name.endswith("operator()"):
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i] if i > 0 else name
+                break
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):  # a return type before the name
+        depth += {">": 1, "<": -1, ")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0 and name[i] == " " and not name[:i].endswith("operator"):
+            return name[i + 1:]
+    return name
+
+
 def short_frame(frame: str) -> str:
-    """A frame with its file's folders dropped: "f (/a/b/x.c:3)" -> "f (x.c:3)"."""
-    return _LOCATION.sub(lambda m: f" ({'in ' if ' (in /' in frame else ''}{m.group(2)})", frame)
+    """A frame as people read it: "ns::f(int) (/a/b/x.c:3)" -> "ns::f (x.c:3)"."""
+    match = _LOCATION.search(frame)
+    if match is None:
+        return short_name(frame) if " (" not in frame else frame
+    where = f"{'in ' if ' (in /' in frame else ''}{match.group(2)}"
+    return f"{short_name(frame[:match.start()])} ({where})"
 
 
 def site_frames(frames: Sequence[str]) -> list:
@@ -211,7 +235,11 @@ def write_outputs(figures: dict, out: Path, plot: bool = True) -> None:
                              s["site"]])
     (out / "sites.md").write_text(sites_markdown(figures["sites"]))
     if plot:
-        plot_curves(figures, out / "curves.png")
+        try:
+            plot_curves(figures, out / "curves.png")
+        except ImportError:  # the lab's .venv has it; a bare python3 may not
+            print(f"strata-lab drag: {out / 'curves.png'} not drawn: matplotlib is not installed "
+                  "(use the lab's .venv)", file=sys.stderr)
 
 
 def sites_markdown(sites: list, limit: int = 20) -> str:

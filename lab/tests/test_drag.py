@@ -171,3 +171,6 @@ def test_bad_input(tmp_path):
     assert unwritable.returncode == 2 and f"cannot write to the output folder {blocker / 'out'}" in unwritable.stderr
 
     assert lab("drag", "-o", tmp_path / "a").returncode == 2  # no command
+
+    unbuilt = lab("drag", "-o", tmp_path / "a", "--", CASES, "last-use", env={"STRATA_LAB_BUILD_DIR": tmp_path})
+    assert unbuilt.returncode == 2 and "strata-drag-amd64-linux is missing" in unbuilt.stderr
