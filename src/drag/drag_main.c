@@ -250,17 +250,22 @@ static void add_interval(Long* diff, ULong from, ULong to, SizeT size) {
   diff[boundary_index(to)] -= (Long)size;
 }
 
-/* The last block an access hit: most accesses hit it again. */
-static Addr cache_lo = 0;
-static SizeT cache_len = 0;
-static Block* cache_block = NULL;
+/* The last two blocks accesses hit: most accesses hit one of them again
+   (two, for copies from one object to another). */
+typedef struct {
+  Addr lo;
+  SizeT len;
+  Block* block;
+} CacheEntry;
+static CacheEntry cache[2];
 static Addr bounds_lo = ~(Addr)0, bounds_hi = 0; /* every block ever tracked lies inside */
 
 static void forget_cache(const Block* b) {
-  if (cache_block == b) {
-    cache_block = NULL;
-    cache_len = 0;
-  }
+  for (Int i = 0; i < 2; i++)
+    if (cache[i].block == b) {
+      cache[i].block = NULL;
+      cache[i].len = 0;
+    }
 }
 
 /* Ends an object's life now: its contribution to both curves. */
@@ -318,20 +323,26 @@ static Block* find_object(Addr a) {
 }
 
 static void touch_slow(Addr a) {
+  if (a - cache[1].lo < cache[1].len) { /* the other entry: swap it to the front */
+    CacheEntry hit = cache[1];
+    cache[1] = cache[0];
+    cache[0] = hit;
+    hit.block->last_t = clock_bytes;
+    return;
+  }
   if (a < bounds_lo || a >= bounds_hi) return;
   Block* b = find_object(a);
   if (b == NULL) return;
   b->last_t = clock_bytes;
   if (!b->container) {
-    cache_block = b;
-    cache_lo = b->lo;
-    cache_len = b->size;
+    cache[1] = cache[0];
+    cache[0] = (CacheEntry){b->lo, b->size, b};
   }
 }
 
 static VG_REGPARM(1) void on_access(Addr a) {
-  if (a - cache_lo < cache_len) {
-    cache_block->last_t = clock_bytes;
+  if (a - cache[0].lo < cache[0].len) {
+    cache[0].block->last_t = clock_bytes;
     return;
   }
   touch_slow(a);
