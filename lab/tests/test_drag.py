@@ -61,11 +61,13 @@ def test_objects_touched_last_at_known_points():
 
 
 def test_a_region_cleared_at_a_known_point():
-    # p1, p2, p3 in a mempool destroyed at 512, p1 touched again at 256; then a malloc'd 256 B.
-    plan = [(64, 0, 256, 512), (64, 64, 128, 512), (128, 128, 256, 512), (256, 256, 512, 512)]
+    # p1, p2, p3 in a mempool destroyed at 512, p1 touched again at 256; then a malloc'd 256 B,
+    # and two empty objects announced at one address (the second replaces the first).
+    plan = [(64, 0, 256, 512), (64, 64, 128, 512), (128, 128, 256, 512), (256, 256, 512, 512),
+            (0, 512, 512, 512), (0, 512, 512, 512)]
     result = measure("region")
     assert_figures(result, plan)
-    assert result["ended"]["pool_clear"] == 3 and result["ended"]["free"] == 1
+    assert result["ended"]["pool_clear"] == 4 and result["ended"]["free"] == 1
 
 
 def test_a_reap_with_individual_frees_and_a_clear():

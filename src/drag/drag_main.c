@@ -481,8 +481,9 @@ static Block* pool_object_at(Addr a) {
 static void new_pool_object(ThreadId tid, Pool* pool, Addr a, SizeT size) {
   /* A client that reuses memory without freeing it first: the old objects end. */
   Block* old;
-  while ((old = lookup(pool_blocks, a)) != NULL || (size > 0 && (old = lookup(pool_blocks, a + size - 1)) != NULL))
-    end_pool_object(old, False);
+  while ((old = VG_(OSetGen_Lookup)(pool_blocks, &a)) != NULL ||
+         (size > 0 && (old = lookup(pool_blocks, a + size - 1)) != NULL))
+    end_pool_object(old, False); /* (the first lookup also finds an object of 0 bytes at a) */
   Block* chunk = lookup(heap_blocks, a);
   if (chunk != NULL && !chunk->container) { /* a pool's chunk from malloc: its objects count instead */
     forget_cache(chunk);

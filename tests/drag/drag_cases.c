@@ -49,6 +49,8 @@ static int region(void) {
   touch(p1);
   char* h = malloc(256);
   touch(h);
+  VALGRIND_MEMPOOL_ALLOC(arena, arena + 512, 0); /* two empty objects at one address: */
+  VALGRIND_MEMPOOL_ALLOC(arena, arena + 512, 0); /* the second replaces the first */
   VALGRIND_DESTROY_MEMPOOL(arena);
   free(h);
   return 0;
