@@ -176,3 +176,48 @@ def test_bad_input(tmp_path):
 
     unbuilt = lab("drag", "-o", tmp_path / "a", "--", CASES, "last-use", env={"STRATA_LAB_BUILD_DIR": tmp_path})
     assert unbuilt.returncode == 2 and "strata-drag-amd64-linux is missing" in unbuilt.stderr
+
+
+# ---- the evaluation's [bench.object-drag] step -------------------------------
+
+OBJECT_DRAG = """
+[evaluation]
+runs = 5
+
+[bench.object-drag]
+workloads = ["router"]
+modes = ["naive", "reap"]
+scale = 0.1
+"""
+
+
+@pytest.mark.parametrize("change, message", [
+    (('["router"]', '["nope"]'), "bench.object-drag.workloads[0]: unknown workload 'nope'"),
+    (('["naive", "reap"]', '["naïve"]'), "bench.object-drag.modes[0]: unknown mode 'naïve'"),
+    (('scale = 0.1', 'scale = -0.5'), "bench.object-drag.scale: -0.5: must be > 0"),
+    (('scale = 0.1', 'runs = 3'), "bench.object-drag.runs: unknown field"),
+])
+def test_object_drag_config_errors_name_the_field(change, message):
+    from strata_lab import evalconfig
+    from strata_lab.errors import LabError
+    with pytest.raises(LabError) as error:
+        evalconfig.parse(OBJECT_DRAG.replace(*change), "test.toml", ["router", "boxed-sim"], ["glibc"])
+    assert message in str(error.value)
+    evalconfig.parse(OBJECT_DRAG, "test.toml", ["router"], ["glibc"])  # the unchanged text parses
+
+
+def test_report_section_from_bench_rows():
+    from strata_lab import drag
+    rows = [{"contender": "geometry", "allocator": mode, "scale": 15, "status": "ok", "total_drag": d,
+             "peak_in_use_bytes": 2048 * 1024, "peak_ideal_bytes": 512 * 1024}
+            for mode, d in (("custom", 2.5), ("naive", 3.4), ("reap", 1.0))]
+    rows.append({"contender": "router", "allocator": "naive", "scale": 6, "status": "crashed", "total_drag": 1.2,
+                 "peak_in_use_bytes": 1024, "peak_ideal_bytes": 1024})
+    section = drag.report_section(rows)
+    assert section["rows"] == [["geometry", "15", "2.50", "3.40", "1.00", "2,048 / 512 KiB"],
+                               ["router", "6", "-", "1.20 (partial)", "-", "1 / 1 KiB"]]
+    regions, frees = section["claims"]
+    assert regions["holds"] is True and "geometry 3.40" in regions["measured"]
+    assert frees["holds"] is True and frees["measured"] == "geometry 3.40 → 1.00"
+    rows[2]["total_drag"] = 3.5  # reap worse than naive
+    assert drag.report_section(rows)["claims"][1]["holds"] is False
