@@ -341,6 +341,9 @@ def describe(figures: dict, top: int = 5) -> str:
     lines.append(f"peak in use {_kib(figures['peak_in_use_bytes'])}, peak if freed right after last access "
                  f"{_kib(figures['peak_ideal_bytes'])}; {figures['objects']:,} objects, allocation time "
                  f"{figures['allocation_time_bytes'] / 2**20:,.2f} MiB")
+    if not figures["main_seen"] and figures["left_out"]["before_main"]:
+        lines.append(f"note: main was never reached, so all {figures['left_out']['before_main']:,} objects were "
+                     "left out as allocated before it; --all-objects counts them")
     shown = [s for s in figures["sites"] if s["drag_area"] > 0][:top]
     if shown:
         lines.append("sites with the most drag (bytes × allocation time):")

@@ -8,6 +8,7 @@ import csv
 import json
 import os
 import stat
+import subprocess
 
 import pytest
 
@@ -118,6 +119,16 @@ def test_site_table_names_the_site_with_drag():
     assert top["drag_area"] == sum(100 * (2000 - 200 * i - 100) for i in range(10))
     assert other["drag_area"] == 0 and other["objects"] == 10
     assert result["total_drag"] == pytest.approx(1_200_000 / 200_000)
+
+
+def test_a_stripped_program_finds_main_through_libc(tmp_path):
+    # No symbol "main": the tool takes main's address from __libc_start_main's first argument.
+    stripped = tmp_path / "drag_cases"
+    subprocess.run(["strip", "-o", stripped, CASES], check=True)
+    from strata_lab import drag
+    result = drag.measure([str(stripped), "last-use"], quiet=True)
+    assert result["main_seen"] is True
+    assert_figures(result, LAST_USE)
 
 
 def test_same_figures_under_glibc_malloc_and_libstrata():

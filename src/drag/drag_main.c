@@ -42,6 +42,7 @@
 #include "pub_tool_seqmatch.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_vki.h"
+#include "libvex_guest_amd64.h"
 #include "valgrind.h"
 #pragma GCC diagnostic pop
 
@@ -609,6 +610,18 @@ static Bool handle_client_request(ThreadId tid, UWord* arg, UWord* ret) {
 
 static void on_main(void) { main_seen = True; }
 
+/* main's address, from glibc's __libc_start_main(main, ...): its first
+   argument. A stripped program has no symbol "main", but libc exports that. */
+static Addr main_addr = 0;
+static VG_REGPARM(1) void on_libc_start_main(Addr main_fn) {
+  if (main_addr == 0) main_addr = main_fn;
+}
+
+static Bool is_fn(const HChar* fn, const HChar* name) { /* "name" or a versioned "name@@GLIBC_..." */
+  const SizeT n = VG_(strlen)(name);
+  return VG_(strncmp)(fn, name, n) == 0 && (fn[n] == 0 || fn[n] == '@');
+}
+
 static void add_access(IRSB* sb, IRExpr* addr, IRExpr* guard) {
   IRDirty* d = unsafeIRDirty_0_N(1, "drag_on_access", VG_(fnptr_to_fnentry)(on_access), mkIRExprVec_1(addr));
   if (guard != NULL) d->guard = guard;
@@ -630,9 +643,19 @@ static IRSB* instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexGuestL
       case Ist_IMark: {
         const Addr ip = st->Ist.IMark.addr;
         const HChar* fn;
-        if (!main_seen && clo_from_main && VG_(get_fnname_if_entry)(ep, ip, &fn) && VG_(strcmp)(fn, "main") == 0) {
-          IRDirty* d = unsafeIRDirty_0_N(0, "drag_on_main", VG_(fnptr_to_fnentry)(on_main), mkIRExprVec_0());
-          addStmtToIRSB(sb, IRStmt_Dirty(d));
+        if (!main_seen && clo_from_main) {
+          const Bool entry = VG_(get_fnname_if_entry)(ep, ip, &fn);
+          if ((main_addr != 0 && ip == main_addr) || (entry && VG_(strcmp)(fn, "main") == 0)) {
+            IRDirty* d = unsafeIRDirty_0_N(0, "drag_on_main", VG_(fnptr_to_fnentry)(on_main), mkIRExprVec_0());
+            addStmtToIRSB(sb, IRStmt_Dirty(d));
+          } else if (entry && is_fn(fn, "__libc_start_main")) {
+            IRExpr* first_arg = IRExpr_Get(offsetof(VexGuestAMD64State, guest_RDI), Ity_I64);
+            IRTemp t = newIRTemp(sb->tyenv, Ity_I64);
+            addStmtToIRSB(sb, IRStmt_WrTmp(t, first_arg));
+            IRDirty* d = unsafeIRDirty_0_N(1, "drag_on_libc_start_main", VG_(fnptr_to_fnentry)(on_libc_start_main),
+                                           mkIRExprVec_1(IRExpr_RdTmp(t)));
+            addStmtToIRSB(sb, IRStmt_Dirty(d));
+          }
         }
         ignored = n_ignore_fn > 0 && ip_matches(ep, ip, clo_ignore_fn, n_ignore_fn);
         break;
