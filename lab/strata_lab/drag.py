@@ -192,7 +192,9 @@ def measure(argv: Sequence[str], out_dir=None, quiet: bool = False,
         _check_writable(out)
     with tempfile.TemporaryDirectory(prefix="strata-drag-") as tmp:
         # Full paths in frames: patterns can name folders (--fullpath-after=).
+        # Children are traced: a program that execs is measured as its final image (same pid).
         command = [valgrind, f"--tool={TOOL}", "-q", "--read-inline-info=yes", "--fullpath-after=",
+                   "--trace-children=yes",
                    f"--drag-out={tmp}/raw.%p.json", f"--drag-from-main={'yes' if from_main else 'no'}"]
         command += [f"--drag-ignore-fn={p}" for p in ignore_fn]
         command += [f"--drag-ignore-alloc-fn={p}" for p in ignore_alloc_fn]

@@ -131,6 +131,12 @@ def test_a_stripped_program_finds_main_through_libc(tmp_path):
     assert_figures(result, LAST_USE)
 
 
+def test_a_program_that_execs_is_measured_as_its_final_image():
+    from strata_lab import drag
+    result = drag.measure(["sh", "-c", f"exec '{CASES}' last-use"], quiet=True)
+    assert_figures(result, LAST_USE)
+
+
 def test_same_figures_under_glibc_malloc_and_libstrata():
     libstrata = BUILD / "src/malloc/libstrata.so"
     glibc, strata = measure("last-use"), measure("last-use", preload=[str(libstrata)])
