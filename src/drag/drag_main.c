@@ -251,22 +251,47 @@ static void add_interval(Long* diff, ULong from, ULong to, SizeT size) {
   diff[boundary_index(to)] -= (Long)size;
 }
 
-/* The last two blocks accesses hit: most accesses hit one of them again
-   (two, for copies from one object to another). */
+/* Where recent accesses went. cache[0]: the last block hit, checked inline
+   by the instrumentation (most accesses hit it again); cache[1]: the one
+   before (a copy alternates between two blocks). Behind them, a
+   direct-mapped table by address (32-byte granules): a block is entered in
+   the slot of each address it was found for, and cleared from every slot of
+   its range when it dies. Only a miss in both searches the ordered set. */
 typedef struct {
   Addr lo;
   SizeT len;
   Block* block;
 } CacheEntry;
-static CacheEntry cache[2];
-static Addr bounds_lo = ~(Addr)0, bounds_hi = 0; /* every block ever tracked lies inside */
+#define TABLE_BITS 12
+#define GRANULE_SHIFT 5
+static CacheEntry cache[2]; /* the last block hit, and the one before */
+static CacheEntry table[1 << TABLE_BITS];
+/* Every block ever tracked lies in [bounds_lo, bounds_lo + bounds_span): the
+   instrumentation skips other addresses (the stack, globals) inline. */
+static Addr bounds_lo = 0, bounds_hi = 0;
+static SizeT bounds_span = 0;
+
+static CacheEntry* slot_of(Addr a) { return &table[(a >> GRANULE_SHIFT) & ((1 << TABLE_BITS) - 1)]; }
 
 static void forget_cache(const Block* b) {
   for (Int i = 0; i < 2; i++)
-    if (cache[i].block == b) {
-      cache[i].block = NULL;
-      cache[i].len = 0;
+    if (cache[i].block == b) cache[i] = (CacheEntry){0, 0, NULL};
+  const Addr first = b->lo >> GRANULE_SHIFT, last = (b->lo + (b->size ? b->size - 1 : 0)) >> GRANULE_SHIFT;
+  if (last - first < (1 << TABLE_BITS)) {
+    for (Addr g = first; g <= last; g++) {
+      CacheEntry* e = slot_of(g << GRANULE_SHIFT);
+      if (e->block == b) *e = (CacheEntry){0, 0, NULL};
     }
+  } else {
+    for (Int i = 0; i < (1 << TABLE_BITS); i++)
+      if (table[i].block == b) table[i] = (CacheEntry){0, 0, NULL};
+  }
+}
+
+static void widen_bounds(const Block* b) {
+  if (bounds_span == 0 || b->lo < bounds_lo) bounds_lo = b->lo;
+  if (b->lo + b->size > bounds_hi) bounds_hi = b->lo + b->size;
+  bounds_span = bounds_hi - bounds_lo;
 }
 
 /* Ends an object's life now: its contribution to both curves. */
@@ -305,8 +330,7 @@ static void start_object(Block* b, ThreadId tid, Bool heap_block) {
     if (in_use_now > peak_in_use) peak_in_use = in_use_now;
   }
   b->last_t = clock_bytes;
-  if (b->lo < bounds_lo) bounds_lo = b->lo;
-  if (b->lo + b->size > bounds_hi) bounds_hi = b->lo + b->size;
+  widen_bounds(b);
 }
 
 static Block* lookup(OSet* set, Addr a) {
@@ -323,31 +347,34 @@ static Block* find_object(Addr a) {
   return inner != NULL ? inner : b;
 }
 
+static void make_first(CacheEntry entry) {
+  cache[1] = cache[0];
+  cache[0] = entry;
+}
+
 static void touch_slow(Addr a) {
-  if (a - cache[1].lo < cache[1].len) { /* the other entry: swap it to the front */
-    CacheEntry hit = cache[1];
-    cache[1] = cache[0];
-    cache[0] = hit;
-    hit.block->last_t = clock_bytes;
+  if (a - cache[1].lo < cache[1].len) { /* the one before: copies alternate between two blocks */
+    cache[1].block->last_t = clock_bytes;
+    make_first(cache[1]);
     return;
   }
-  if (a < bounds_lo || a >= bounds_hi) return;
+  CacheEntry* e = slot_of(a);
+  if (a - e->lo < e->len) {
+    e->block->last_t = clock_bytes;
+    make_first(*e);
+    return;
+  }
+  if (a - bounds_lo >= bounds_span) return;
   Block* b = find_object(a);
   if (b == NULL) return;
   b->last_t = clock_bytes;
   if (!b->container) {
-    cache[1] = cache[0];
-    cache[0] = (CacheEntry){b->lo, b->size, b};
+    *e = (CacheEntry){b->lo, b->size, b};
+    make_first(*e);
   }
 }
 
-static VG_REGPARM(1) void on_access(Addr a) {
-  if (a - cache[0].lo < cache[0].len) {
-    cache[0].block->last_t = clock_bytes;
-    return;
-  }
-  touch_slow(a);
-}
+static VG_REGPARM(1) void on_access_slow(Addr a) { touch_slow(a); }
 
 /* Accesses the kernel makes for a system call. */
 static void touch_range(Addr a, SizeT size) {
@@ -622,9 +649,41 @@ static Bool is_fn(const HChar* fn, const HChar* name) { /* "name" or a versioned
   return VG_(strncmp)(fn, name, n) == 0 && (fn[n] == 0 || fn[n] == '@');
 }
 
+/* Flat IR wants atoms as operands: binds e to a new temporary. */
+static IRExpr* bind(IRSB* sb, IRType ty, IRExpr* e) {
+  IRTemp t = newIRTemp(sb->tyenv, ty);
+  addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
+  return IRExpr_RdTmp(t);
+}
+
+static IRExpr* load_word(IRSB* sb, const void* host_addr) {
+  return bind(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)host_addr)));
+}
+
+/* One access, inline when it hits the first cache entry (the common case:
+   a compare and a store of the clock) or lies outside every block, else a
+   call of touch_slow:
+     hit = addr - cache[0].lo <u cache[0].len
+     if (hit) cache[0].block->last_t = clock_bytes
+     if (!hit && addr - bounds_lo <u bounds_span) touch_slow(addr)   */
 static void add_access(IRSB* sb, IRExpr* addr, IRExpr* guard) {
-  IRDirty* d = unsafeIRDirty_0_N(1, "drag_on_access", VG_(fnptr_to_fnentry)(on_access), mkIRExprVec_1(addr));
-  if (guard != NULL) d->guard = guard;
+  IRExpr* lo = load_word(sb, &cache[0].lo);
+  IRExpr* len = load_word(sb, &cache[0].len);
+  IRExpr* offset = bind(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, lo));
+  IRExpr* hit = bind(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, offset, len));
+  IRExpr* from_lo = bind(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, load_word(sb, &bounds_lo)));
+  IRExpr* inside = bind(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, from_lo, load_word(sb, &bounds_span)));
+  IRExpr* miss = bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, bind(sb, Ity_I1, IRExpr_Unop(Iop_Not1, hit)), inside));
+  if (guard != NULL) {
+    hit = bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, hit, guard));
+    miss = bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, miss, guard));
+  }
+  IRExpr* block = load_word(sb, &cache[0].block);
+  IRExpr* last = bind(sb, Ity_I64, IRExpr_Binop(Iop_Add64, block, mkIRExpr_HWord(offsetof(Block, last_t))));
+  IRExpr* now = load_word(sb, &clock_bytes);
+  addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, last, now, hit));
+  IRDirty* d = unsafeIRDirty_0_N(1, "drag_touch_slow", VG_(fnptr_to_fnentry)(on_access_slow), mkIRExprVec_1(addr));
+  d->guard = miss;
   addStmtToIRSB(sb, IRStmt_Dirty(d));
 }
 
