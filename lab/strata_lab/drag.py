@@ -366,5 +366,8 @@ def command(args) -> int:
         print(f"strata-lab drag: the program {figures['status']['text']}: these results are PARTIAL "
               "(up to that moment; what was live then counts as reclaimed there)")
         return 1
+    if figures["status"].get("exit_code", 0) != 0:  # complete results, but the run failed
+        print(f"strata-lab drag: the program {figures['status']['text']}")
+        return 1
     return 0
 

@@ -172,6 +172,10 @@ def test_cli_writes_every_output_and_reports_partial(tmp_path):
     assert "killed by SIGSEGV" in crashed.stdout and "PARTIAL" in crashed.stdout
     assert json.loads((tmp_path / "crash" / "drag.json").read_text())["partial"] is True
 
+    failed = lab("drag", "-o", tmp_path / "usage", "--", CASES)  # no mode: exits with status 2
+    assert failed.returncode == 1 and "exited with status 2" in failed.stdout
+    assert json.loads((tmp_path / "usage" / "drag.json").read_text())["partial"] is False
+
 
 def test_bad_input(tmp_path):
     missing = lab("drag", "-o", tmp_path / "a", "--", tmp_path / "no-such-program")
