@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import allocators, frag, precondition, profile, trace, workloads
+from . import allocators, drag, frag, precondition, profile, trace, workloads
 from .errors import LabError, ProgramFailed
 
 
@@ -48,6 +48,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", type=float, default=10, help="sampling interval in ms (default 10)")
     _add_command(p)
     p.set_defaults(run=frag.command)
+
+    p = sub.add_parser("drag", help="object drag under Valgrind: total drag, curves, sites (docs/drag.md)")
+    p.add_argument("-o", "--output", default="drag", help="output folder (default ./drag)")
+    p.add_argument("--ignore-fn", action="append", metavar="PATTERN",
+                   help="accesses made inside matching functions do not count (repeatable; glob, e.g. 'ns::Pool::*')")
+    p.add_argument("--ignore-alloc-fn", action="append", metavar="PATTERN",
+                   help="leave out malloc blocks allocated under a matching function (repeatable)")
+    p.add_argument("--all-objects", action="store_true", help="also count objects allocated before main")
+    p.add_argument("--timeout", type=float, default=None, help="seconds; the program is killed after that")
+    _add_alloc(p)
+    _add_command(p)
+    p.set_defaults(run=drag.command)
 
     p = sub.add_parser("trace", help="record or replay an allocation trace")
     tsub = p.add_subparsers(dest="trace_command", required=True)

@@ -18,8 +18,10 @@ each a sub-matrix of workloads x allocators x modes x presets at a scale.
     runs = 5                # optional: overrides [evaluation] runs
 
 Sections that run a benchmark program rather than workloads take their
-parameters in a table of their own: [bench.zero-cost] and [bench.drag]
-(BENCH_FIELDS).
+parameters in a table of their own: [bench.zero-cost], [bench.drag] and
+[bench.object-drag] (BENCH_FIELDS). [bench.object-drag] measures object drag
+under strata-drag (docs/drag.md): workloads = [native workloads], modes
+(default all three), scale (fraction of each default scale, default 0.1).
 
 Every error names the offending field and is raised before anything runs."""
 import tomllib
@@ -45,6 +47,7 @@ EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "mod
 BENCH_FIELDS = {
     "zero-cost": {"ops": int, "rounds": int, "callgrind_ops": int},      # bench/layers bench_zero_cost
     "drag": {"phases": int, "objects": int, "runs": int},                # bench/reap drag workload
+    "object-drag": {"workloads": list, "modes": list, "scale": (int, float)},  # strata-drag (docs/drag.md)
 }
 MIN_RUNS = 5
 
@@ -199,6 +202,12 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
                 raise LabError(f"{path}: bench.{name}.{key}: {value}: must be >= 1")
         if "rounds" in table and table["rounds"] < MIN_RUNS:
             raise LabError(f"{path}: bench.{name}.rounds: {table['rounds']}: at least {MIN_RUNS}")
+        if name == "object-drag":
+            where = f"{path}: bench.object-drag"
+            _names(f"{where}.workloads", table.get("workloads", []), workload_names, "workload")
+            _names(f"{where}.modes", table.get("modes", MODES), MODES, "mode")
+            if table.get("scale", 0.1) <= 0:
+                raise LabError(f"{where}.scale: {table['scale']}: must be > 0")
     return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments,
                   {k: dict(v) for k, v in bench.items()}, evaluation.get("description", ""), data,
                   cachegrind_sections)

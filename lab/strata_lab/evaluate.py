@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import allocators, evalconfig, paths, precondition, runner, workloads
+from .drag import measure as drag_measure, report_section as drag_report_section, tool_dir as drag_tool_dir
 from .errors import LabError, ProgramFailed
 
 DEFAULT_CONFIG = paths.REPO_ROOT / "lab" / "configs" / "default.toml"
@@ -51,7 +52,7 @@ VALGRIND_FIELDS = ["workload", "mode", "scale", "seed", "allocator", "preset", "
                    "d1_misses", "ll_misses", "data_refs", "seconds", "error"]
 BENCH_FIELDS = ["bench", "round", "contender", "allocator", "status", "seconds", "instructions",
                 "peak_held_bytes", "peak_rss_added", "peak_live_bytes", "allocated_bytes", "frees", "checksum",
-                "error"]
+                "error", "scale", "total_drag", "peak_in_use_bytes", "peak_ideal_bytes"]
 
 # How to get an allocator that is not there (the report lists it as skipped).
 INSTALL = {
@@ -443,12 +444,26 @@ def bench_steps(config: evalconfig.Config, cachegrind: bool, available: dict) ->
             order = variants[:]
             rng.shuffle(order)
             steps += [("drag", r, c, v) for c, v in order]
+    object_drag = config.bench.get("object-drag")
+    if object_drag is not None:  # deterministic figures: one run each
+        drag_tool_dir()  # built? (an error names what is missing, before anything runs)
+        for name in object_drag["workloads"]:
+            w = workloads.lookup(name)
+            if w.kind != "native":
+                raise LabError(f"bench.object-drag.workloads: {name}: only native workloads run under strata-drag")
+            for mode in object_drag.get("modes", evalconfig.MODES):
+                if mode in w.modes:
+                    w.invocation(mode, 1)  # the binary is built
+                    steps.append(("object-drag", 1, name, mode))
     return steps
 
 
-def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: float) -> dict:
+def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: float,
+                   folder: Optional[Path] = None) -> dict:
     bench, rnd, contender, extra = step
     row = {"bench": bench, "round": rnd, "contender": contender, "allocator": extra}
+    if bench == "object-drag":  # contender = the workload, extra = its mode
+        return _object_drag_step(row, config, timeout_s, folder)
     env = dict(os.environ, STRATA_REAP_CHECK="0")
     try:
         if bench in ("zero-cost", "zero-cost-callgrind"):
@@ -483,6 +498,25 @@ def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: 
         row.update(status="timeout")
     except (LabError, ValueError, KeyError, IndexError) as error:
         row.update(status="failed", error=str(error)[:300])
+    return row
+
+
+def _object_drag_step(row: dict, config: evalconfig.Config, timeout_s: float, folder: Optional[Path]) -> dict:
+    """One workload in one mode under strata-drag; its files go to folder/drag/<workload>-<mode>."""
+    w = workloads.lookup(row["contender"])
+    scale = max(1, round(w.default_scale * config.bench["object-drag"].get("scale", 0.1)))
+    row["scale"] = scale
+    out = folder / "drag" / f"{w.name}-{row['allocator']}" if folder is not None else None
+    start = time.monotonic()
+    try:
+        figures = drag_measure(w.invocation(row["allocator"], scale, config.seed).argv, out_dir=out, quiet=True,
+                               timeout_s=timeout_s * 100, plot=out is not None)
+        row.update(status="crashed" if figures["partial"] else "ok", total_drag=figures["total_drag"],
+                   peak_in_use_bytes=figures["peak_in_use_bytes"], peak_ideal_bytes=figures["peak_ideal_bytes"],
+                   allocated_bytes=figures["allocation_time_bytes"])
+    except (LabError, ProgramFailed) as error:
+        row.update(status="failed", error=str(error)[:300])
+    row["seconds"] = time.monotonic() - start
     return row
 
 
@@ -620,15 +654,19 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
 
             # Benchmark programs.
             bench_done = 0
+            drag_rows = []
             for step in steps:
                 if interrupt.requested:
                     break
                 progress.show(f"bench {step[0]} round {step[1]}: {step[2]} {step[3]}".strip())
                 start = time.monotonic()
-                row = run_bench_step(step, config, the_plan.available, config.timeout_s)
+                row = run_bench_step(step, config, the_plan.available, config.timeout_s, folder)
                 if interrupt.requested and row["status"] != "ok":
                     break
                 bench_log.write(row)
+                if row["bench"] == "object-drag":
+                    drag_rows.append(row)
+                    write_json(folder / "drag.json", drag_report_section(drag_rows))  # the report's Drag section
                 bench_done += 1
                 progress.finished(("bench", step[0], step[2]), time.monotonic() - start)
 

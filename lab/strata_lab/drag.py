@@ -1,0 +1,373 @@
+"""Object drag (2002 reaps paper, §6.2 and §7; docs/drag.md): how long a
+program keeps objects after their last access, measured by the strata-drag
+Valgrind tool (src/drag).
+
+measure() runs a program under the tool and writes, in its output folder:
+drag.json (everything), curves.csv and curves.png (memory in use and the
+ideal curve over allocation time: the paper's Figure 5), sites.csv and
+sites.md (allocation sites ranked by drag)."""
+import csv
+import fnmatch
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional, Sequence
+
+from . import paths, runner
+from .errors import LabError, ProgramFailed
+
+TOOL = "strata-drag"
+PLATFORM = "amd64-linux"
+
+# Patterns (globs) match a function's name or its whole frame "NAME
+# (/full/path/FILE:LINE)": functions inlined elsewhere carry only their short
+# name, so their file names them.
+#
+# Code whose accesses are bookkeeping, not the program's use of its objects:
+# the naive region emulator walking its list (2002 paper §5.1: "the last access
+# to any allocated object is by the client program and not by our region
+# emulator"), strata's region layers walking their chunks, and the reap.
+DEFAULT_IGNORE_FN = ("strata::workload::NaiveRegion::*", "*/workloads/common/naive_region.hpp:*",
+                     "strata::layers::*", "*/include/strata/layers/*", "strata_reap_*", "*/src/reap/*")
+# malloc blocks that are the measuring apparatus's own: the bookkeeping of a
+# reap checked under Valgrind (src/reap/reap.cpp): whatever the reap library mallocs.
+DEFAULT_IGNORE_ALLOC_FN = ("strata_reap_*", "*/src/reap/*")
+# Leading frames of an allocation stack that are the allocator, not the site.
+ALLOCATOR_FRAMES = ("malloc *", "calloc *", "realloc *", "memalign *", "posix_memalign *", "aligned_alloc *",
+                    "valloc *", "operator new*", "strata_reap_*", "strata::reap::*", "strata::layers::*",
+                    "* (in /*vgpreload_*", "* (/usr/include/c++/*", "*/workloads/common/naive_region.hpp:*",
+                    "*/include/strata/*", "*/src/reap/*")
+SITE_FRAMES = 4  # frames shown per site (and merged on)
+
+
+def tool_dir() -> Path:
+    """The Valgrind library folder holding the tool (src/drag/lib in the build)."""
+    folder = paths.build_dir() / "src" / "drag" / "lib"
+    tool = folder / f"{TOOL}-{PLATFORM}"
+    if not tool.is_file():
+        raise LabError(f"{tool} is missing: build strata-drag first (`make build`; it needs Valgrind's "
+                       "development files, Debian packages valgrind and pkg-config: tools/apt/drag.txt) "
+                       "or point STRATA_LAB_BUILD_DIR at a build directory")
+    return folder
+
+
+def _valgrind() -> str:
+    found = shutil.which("valgrind")
+    if found is None:
+        raise LabError("valgrind is not installed (Debian package valgrind: tools/apt/drag.txt)")
+    return found
+
+
+def _check_program(program: str) -> None:
+    if os.sep in program:
+        path = Path(program)
+        if not path.exists():
+            raise LabError(f"{program}: program not found")
+        if path.is_dir() or not os.access(path, os.X_OK):
+            raise LabError(f"{program}: not an executable file")
+    elif shutil.which(program) is None:
+        raise LabError(f"{program}: program not found (not in PATH)")
+
+
+def _check_writable(out_dir: Path) -> None:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".strata-drag-check-"):
+            pass
+    except OSError as error:
+        raise LabError(f"cannot write to the output folder {out_dir}: {error.strerror}") from None
+
+
+def _is_allocator_frame(frame: str) -> bool:
+    return any(fnmatch.fnmatchcase(frame, pattern) for pattern in ALLOCATOR_FRAMES)
+
+
+_LOCATION = re.compile(r" \((?:in )?(/[^():]*/)([^/():]+(?::\d+)?)\)$")
+
+
+def short_name(name: str) -> str:
+    """A demangled C++ name without its parameter list, return type and
+    anonymous namespaces: "(anonymous namespace)::R (anonymous namespace)::f<int>(char*)" -> "f<int>"."""
+    name = name.replace("(anonymous namespace)::", "")
+    if name.endswith(")") and not name.endswith("operator()"):
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i] if i > 0 else name
+                break
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):  # a return type before the name
+        depth += {">": 1, "<": -1, ")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0 and name[i] == " " and not name[:i].endswith("operator"):
+            return name[i + 1:]
+    return name
+
+
+def short_frame(frame: str) -> str:
+    """A frame as people read it: "ns::f(int) (/a/b/x.c:3)" -> "ns::f (x.c:3)"."""
+    match = _LOCATION.search(frame)
+    if match is None:
+        return short_name(frame) if " (" not in frame else frame
+    where = f"{'in ' if ' (in /' in frame else ''}{match.group(2)}"
+    return f"{short_name(frame[:match.start()])} ({where})"
+
+
+def site_frames(frames: Sequence[str]) -> list:
+    """The frames that name a site: the allocator's own leading frames dropped."""
+    frames = list(frames)
+    i = 0
+    while i < len(frames) - 1 and _is_allocator_frame(frames[i]):
+        i += 1
+    return frames[i:]
+
+
+def summarize_sites(raw_sites: list) -> list:
+    """Sites merged on their first SITE_FRAMES frames, ranked by drag area."""
+    merged = {}
+    for raw in raw_sites:
+        frames = [short_frame(f) for f in site_frames(raw["frames"])[:SITE_FRAMES]]
+        key = tuple(frames)
+        site = merged.setdefault(key, {"site": " < ".join(frames) or "?", "frames": frames, "objects": 0,
+                                       "bytes": 0, "live_at_exit": 0, "in_use_area": 0, "ideal_area": 0,
+                                       "drag_time": 0})
+        for field in ("objects", "bytes", "live_at_exit", "in_use_area", "ideal_area", "drag_time"):
+            site[field] += raw[field]
+    sites = list(merged.values())
+    total_drag_area = sum(s["in_use_area"] - s["ideal_area"] for s in sites)
+    for s in sites:
+        s["drag_area"] = s["in_use_area"] - s["ideal_area"]
+        s["drag_share"] = s["drag_area"] / total_drag_area if total_drag_area else 0.0
+        s["average_drag_bytes"] = s["drag_time"] / s["objects"] if s["objects"] else 0.0
+        s["total_drag"] = s["in_use_area"] / s["ideal_area"] if s["ideal_area"] else None
+    sites.sort(key=lambda s: (-s["drag_area"], -s["in_use_area"], s["site"]))
+    return sites
+
+
+def summarize(raw: dict) -> dict:
+    """The figures of one run, from the tool's raw JSON."""
+    in_use, ideal = raw["in_use_area"], raw["ideal_area"]
+    return {
+        "total_drag": in_use / ideal if ideal else None,
+        "in_use_area": in_use, "ideal_area": ideal, "drag_area": in_use - ideal,
+        "peak_in_use_bytes": raw["peak_in_use_bytes"], "peak_ideal_bytes": raw["peak_ideal_bytes"],
+        "curve_resolution_bytes": raw["curve_resolution_bytes"],
+        "objects": raw["objects"], "allocation_time_bytes": raw["allocation_time_bytes"],
+        "objects_live_at_exit": raw["objects_live_at_exit"], "bytes_live_at_exit": raw["bytes_live_at_exit"],
+        "ended": raw["ended"], "left_out": raw["left_out"], "main_seen": raw["main_seen"],
+        "ignore_fn": raw["ignore_fn"], "ignore_alloc_fn": raw["ignore_alloc_fn"],
+        "curves": [{"allocation_time_bytes": t, "in_use_bytes": m, "ideal_bytes": i} for t, m, i in raw["curves"]],
+        "sites": summarize_sites(raw["sites"]),
+    }
+
+
+def _status(result: runner.RunResult) -> dict:
+    status = result.status_json()
+    status["text"] = result.status()
+    return status
+
+
+def measure(argv: Sequence[str], out_dir=None, quiet: bool = False,
+            ignore_fn: Sequence[str] = DEFAULT_IGNORE_FN, ignore_alloc_fn: Sequence[str] = DEFAULT_IGNORE_ALLOC_FN,
+            from_main: bool = True, timeout_s: Optional[float] = None, plot: bool = True,
+            preload: Sequence[str] = ()) -> dict:
+    """Runs argv under strata-drag; returns the figures (see docs/drag.md) and,
+    with out_dir, writes them there. A program killed by a signal gives the
+    results up to that moment, marked partial; one killed too hard for the
+    tool to write anything raises ProgramFailed. preload: libraries put in
+    LD_PRELOAD (e.g. another malloc: the tool still replaces malloc, so the
+    figures do not depend on it)."""
+    argv = list(argv)
+    if not argv:
+        raise LabError("no command given (put it after --)")
+    folder = tool_dir()
+    valgrind = _valgrind()
+    _check_program(argv[0])
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        _check_writable(out)
+    with tempfile.TemporaryDirectory(prefix="strata-drag-") as tmp:
+        # Full paths in frames: patterns can name folders (--fullpath-after=).
+        # Children are traced: a program that execs is measured as its final image (same pid).
+        command = [valgrind, f"--tool={TOOL}", "-q", "--read-inline-info=yes", "--fullpath-after=",
+                   "--trace-children=yes",
+                   f"--drag-out={tmp}/raw.%p.json", f"--drag-from-main={'yes' if from_main else 'no'}"]
+        command += [f"--drag-ignore-fn={p}" for p in ignore_fn]
+        command += [f"--drag-ignore-alloc-fn={p}" for p in ignore_alloc_fn]
+        result = runner.run(command + ["--"] + argv, list(preload), {"VALGRIND_LIB": str(folder)}, quiet=quiet,
+                            capture=quiet, timeout_s=timeout_s)
+        raw_path = Path(tmp) / f"raw.{result.pid}.json"
+        if not raw_path.is_file():
+            detail = f": {result.stderr_tail.strip()[-800:]}" if result.stderr_tail else ""
+            raise ProgramFailed(f"the program {' '.join(argv)} {result.status()} under {TOOL}, "
+                                f"which wrote no results{detail}")
+        raw = json.loads(raw_path.read_text())
+    figures = summarize(raw)
+    figures["command"] = argv
+    figures["status"] = _status(result)
+    figures["partial"] = result.returncode < 0 or result.timed_out
+    figures["wall_seconds"] = result.wall_ns / 1e9
+    if out is not None:
+        write_outputs(figures, out, plot=plot)
+        figures["out_dir"] = str(out)
+    return figures
+
+
+# ---- outputs ---------------------------------------------------------------
+
+def write_outputs(figures: dict, out: Path, plot: bool = True) -> None:
+    (out / "drag.json").write_text(json.dumps(figures, indent=1) + "\n")
+    with open(out / "curves.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["allocation_time_bytes", "in_use_bytes", "ideal_bytes"])
+        for point in figures["curves"]:
+            writer.writerow([point["allocation_time_bytes"], point["in_use_bytes"], point["ideal_bytes"]])
+    with open(out / "sites.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["rank", "drag_share", "drag_area", "objects", "bytes", "average_drag_bytes",
+                         "site_total_drag", "live_at_exit", "site"])
+        for rank, s in enumerate(figures["sites"], 1):
+            writer.writerow([rank, f"{s['drag_share']:.6f}", s["drag_area"], s["objects"], s["bytes"],
+                             f"{s['average_drag_bytes']:.1f}",
+                             "" if s["total_drag"] is None else f"{s['total_drag']:.4f}", s["live_at_exit"],
+                             s["site"]])
+    (out / "sites.md").write_text(sites_markdown(figures["sites"]))
+    if plot:
+        try:
+            plot_curves(figures, out / "curves.png")
+        except ImportError:  # the lab's .venv has it; a bare python3 may not
+            print(f"strata-lab drag: {out / 'curves.png'} not drawn: matplotlib is not installed "
+                  "(use the lab's .venv)", file=sys.stderr)
+
+
+def sites_markdown(sites: list, limit: int = 20) -> str:
+    lines = ["| # | drag share | objects | bytes | average drag (bytes of allocation time) | site drag | site |",
+             "|---:|---:|---:|---:|---:|---:|---|"]
+    for rank, s in enumerate(sites[:limit], 1):
+        site_drag = "-" if s["total_drag"] is None else f"{s['total_drag']:.2f}"
+        frames = " ← ".join(f.replace("|", "\\|") for f in s["frames"])
+        lines.append(f"| {rank} | {s['drag_share'] * 100:.1f}% | {s['objects']:,} | {s['bytes']:,} | "
+                     f"{s['average_drag_bytes']:,.0f} | {site_drag} | {frames} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_curves(figures: dict, path: Path) -> None:
+    import matplotlib  # imported here: only the plot needs it
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    t = [p["allocation_time_bytes"] / 2**20 for p in figures["curves"]]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(t, [p["in_use_bytes"] / 1024 for p in figures["curves"]], label="in use", drawstyle="steps-post")
+    ax.plot(t, [p["ideal_bytes"] / 1024 for p in figures["curves"]], label="freed right after last access",
+            drawstyle="steps-post")
+    ax.set_xlabel("allocation time (MiB allocated)")
+    ax.set_ylabel("memory required (KiB)")
+    drag = figures["total_drag"]
+    title = " ".join(Path(figures["command"][0]).name.split() + figures["command"][1:])[:70]
+    ax.set_title(f"{title}\ntotal drag {drag:.2f}" if drag else title, fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ---- the evaluation's Drag section -------------------------------------------
+
+PAPER_DRAG = "regions: 176.gcc 1.16, mudlle 1.23, lcc 3.34 (average 1.6); no regions: about 1.0"
+
+
+def report_section(rows: list) -> dict:
+    """The evaluation report's Drag section (report.section_drag reads it from
+    drag.json) from [bench.object-drag] rows: bench.csv's contender = workload,
+    allocator = mode."""
+    modes = ("custom", "naive", "reap")
+    by = {(r["contender"], r["allocator"]): r for r in rows}
+    names = list(dict.fromkeys(r["contender"] for r in rows))
+
+    def cell(name, mode):
+        r = by.get((name, mode))
+        if r is None:
+            return "-"
+        if r.get("total_drag") is None:
+            return r.get("status", "-")
+        return f"{r['total_drag']:.2f}" + (" (partial)" if r.get("status") == "crashed" else "")
+
+    def peaks(name):
+        r = by.get((name, "naive"))
+        if r is None or r.get("peak_in_use_bytes") is None:
+            return "-"
+        return f"{r['peak_in_use_bytes'] / 1024:,.0f} / {r['peak_ideal_bytes'] / 1024:,.0f} KiB"
+
+    table = [[name, str(next((r["scale"] for r in rows if r["contender"] == name), "-"))] +
+             [cell(name, m) for m in modes] + [peaks(name)] for name in names]
+    naive = {n: by[(n, "naive")]["total_drag"] for n in names
+             if (n, "naive") in by and by[(n, "naive")].get("total_drag") is not None}
+    reap = {n: by[(n, "reap")]["total_drag"] for n in names
+            if (n, "reap") in by and by[(n, "reap")].get("total_drag") is not None}
+    claims = []
+    if naive:
+        claims.append({"claim": "Regions keep dead objects: freed only with their region (naive mode), "
+                                "objects drag",
+                       "paper": PAPER_DRAG,
+                       "measured": ", ".join(f"{n} {d:.2f}" for n, d in naive.items()),
+                       "holds": max(naive.values()) > 1.1})
+    both = [n for n in naive if n in reap]
+    if both:
+        claims.append({"claim": "Individual frees (reap mode) remove the drag",
+                       "paper": "§7-8: regions that can free single objects would need less memory",
+                       "measured": ", ".join(f"{n} {naive[n]:.2f} → {reap[n]:.2f}" for n in both),
+                       "holds": all(reap[n] <= naive[n] + 0.01 for n in both)})  # within noise of 1.00
+    return {"title": "Drag (2002 paper §7)",
+            "text": "Total drag = area under the memory-in-use curve / area if every object were freed right "
+                    "after its last access (allocation time), measured by strata-drag (docs/drag.md). custom: "
+                    "the program's own regions (seen as their malloc'd chunks); naive: each object a malloc "
+                    "block freed with its region; reap: objects freed as they die. Curves and site tables: "
+                    "drag/<workload>-<mode>/.",
+            "header": ["workload", "scale", "custom", "naive", "reap", "naive peak in use / ideal"],
+            "rows": table, "claims": claims}
+
+
+# ---- the command -------------------------------------------------------------
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:,.1f} KiB"
+
+
+def describe(figures: dict, top: int = 5) -> str:
+    drag = figures["total_drag"]
+    lines = [f"total drag {drag:.3f}" if drag is not None else "total drag: not defined (no object was measured)"]
+    lines.append(f"peak in use {_kib(figures['peak_in_use_bytes'])}, peak if freed right after last access "
+                 f"{_kib(figures['peak_ideal_bytes'])}; {figures['objects']:,} objects, allocation time "
+                 f"{figures['allocation_time_bytes'] / 2**20:,.2f} MiB")
+    if not figures["main_seen"] and figures["left_out"]["before_main"]:
+        lines.append(f"note: main was never reached, so all {figures['left_out']['before_main']:,} objects were "
+                     "left out as allocated before it; --all-objects counts them")
+    shown = [s for s in figures["sites"] if s["drag_area"] > 0][:top]
+    if shown:
+        lines.append("sites with the most drag (bytes × allocation time):")
+        for s in shown:
+            lines.append(f"  {s['drag_share'] * 100:5.1f}%  {s['objects']:,} objects, average drag "
+                         f"{s['average_drag_bytes']:,.0f} B  {s['site']}")
+    return "\n".join(lines)
+
+
+def command(args) -> int:
+    figures = measure(args.command, out_dir=args.output, quiet=False,
+                      ignore_fn=list(DEFAULT_IGNORE_FN) + list(args.ignore_fn or []),
+                      ignore_alloc_fn=list(DEFAULT_IGNORE_ALLOC_FN) + list(args.ignore_alloc_fn or []),
+                      from_main=not args.all_objects, timeout_s=args.timeout, preload=args.allocator.preload())
+    print(f"strata-lab drag: {args.output}/drag.json")
+    print(describe(figures))
+    if figures["partial"]:
+        print(f"strata-lab drag: the program {figures['status']['text']}: these results are PARTIAL "
+              "(up to that moment; what was live then counts as reclaimed there)")
+        return 1
+    if figures["status"].get("exit_code", 0) != 0:  # complete results, but the run failed
+        print(f"strata-lab drag: the program {figures['status']['text']}")
+        return 1
+    return 0
+
