@@ -242,3 +242,14 @@ def test_report_section_from_bench_rows():
     assert frees["holds"] is True and frees["measured"] == "geometry 3.40 → 1.00"
     rows[2]["total_drag"] = 3.5  # reap worse than naive
     assert drag.report_section(rows)["claims"][1]["holds"] is False
+
+
+def test_report_section_checks_the_lcc_peak_claim_on_compiler():
+    from strata_lab import drag
+    rows = [{"contender": "compiler", "allocator": "naive", "scale": 20, "status": "ok", "total_drag": 1.4,
+             "peak_in_use_bytes": 3 * 1024 * 1024, "peak_ideal_bytes": 2 * 1024 * 1024}]
+    peak = [c for c in drag.report_section(rows)["claims"] if c["claim"].startswith("Fig. 5")]
+    assert len(peak) == 1 and peak[0]["holds"] is True and "(1.50x)" in peak[0]["measured"]
+    rows[0]["peak_in_use_bytes"] = 2 * 1024 * 1024 + 1024  # freeing at last use would save nothing
+    peak = [c for c in drag.report_section(rows)["claims"] if c["claim"].startswith("Fig. 5")]
+    assert peak[0]["holds"] is False
