@@ -25,7 +25,7 @@
 enum { kMinSize = 16, kMaxSize = 64 * 1024, kMaxThreads = 64, kPeakSampleEvery = 64 };
 
 static bench_option options[] = {
-    {"iterations", 40, "rounds of thread creation"},
+    {"iterations", 100, "rounds of thread creation"},
     {"threads", 8, "threads per iteration (<= 64)"},
     {"ops", 10000, "allocations per thread per iteration"},
     {"window", 2000, "slots in each thread's private window"},

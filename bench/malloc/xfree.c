@@ -22,7 +22,7 @@ enum { kMinShift = 4, kMaxShift = 14, kMaxThreads = 16, kPeakSampleEvery = 64 };
 #define kMaxSize ((size_t)1 << kMaxShift)
 
 static bench_option options[] = {
-    {"ops", 300000, "allocations per thread"},
+    {"ops", 1000000, "allocations per thread"},
     {"window", 2000, "slots in each thread's window"},
     {"threads", 2, "threads (<= 16)"},
     {"seed", 1, "random seed"},

@@ -33,11 +33,21 @@ std::uintptr_t freed_cookie(const void* object) noexcept {
 }
 void mark_allocated(void* object) noexcept { static_cast<std::uintptr_t*>(object)[1] = 0; }
 
-// Move the frees other threads pushed onto the block's own free list.
+std::atomic<std::size_t> g_reclaimed_blocks{0};
+
+// Move the frees other threads pushed onto the block's own free list. A block a
+// freeing thread reclaimed (every object free, memory discarded) starts afresh.
 bool collect_remote(Page* page) noexcept {
   if (page->remote.load(std::memory_order_relaxed) == nullptr) return false;
   FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
   if (!list) return false;
+  if (list == kReclaimedBlock) {
+    page->bump = page->start();
+    page->free = nullptr;
+    page->until_trigger = -static_cast<std::int32_t>(page->trigger);  // used() == 0
+    page->touched_pages = 0;  // the freeing thread discarded all of it
+    return true;
+  }
   std::uint32_t n = 1;
   FreeBlock* tail = list;
   while (tail->next) {
@@ -46,7 +56,7 @@ bool collect_remote(Page* page) noexcept {
   }
   tail->next = page->free;
   page->free = list;
-  page->used -= n;
+  page->until_trigger -= static_cast<std::int32_t>(n);
   return true;
 }
 
@@ -112,13 +122,13 @@ void* Heap::page_take(Page* page) noexcept {
   if (page->bump != page->bump_end) {  // reap: fresh memory first
     char* p = page->bump;
     page->bump = p + page->block_size;
-    ++page->used;
+    ++page->until_trigger;
     return p;
   }
   if (!page->free) collect_remote(page);  // then the block's own free list
   if (FreeBlock* b = page->free) {
     page->free = b->next;
-    ++page->used;
+    ++page->until_trigger;
     return b;
   }
   return nullptr;
@@ -148,17 +158,18 @@ void Heap::sync_current(std::size_t cls) noexcept {
 void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
   q.available.remove(page);
-  page->full = true;
   std::uint32_t capacity = page->capacity();
-  page->trigger = capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1);
+  page->set_trigger(capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1));
   q.full.push_front(page);
+  // Every object is handed out: count remote frees from here (free_remote).
+  page->remote_left.store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
   // Publish "full" before looking at the remote list one last time; a freeing
   // thread pushes before it reads in_full (both seq_cst), so at least one of
   // us sees the other and no remote free is stranded on the full list.
   page->in_full.store(true, std::memory_order_seq_cst);
   if (page->remote.load(std::memory_order_seq_cst) != nullptr) {
     collect_remote(page);
-    if (page->used <= page->trigger) move_to_front(page);
+    if (page->until_trigger <= 0) move_to_front(page);
   }
   sync_current(cls);
 }
@@ -166,8 +177,7 @@ void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
 void Heap::move_to_front(Page* page) noexcept {
   ClassQueue& q = queues[page->cls];
   q.full.remove(page);
-  page->full = false;
-  page->trigger = 0;
+  page->set_trigger(0);
   page->in_full.store(false, std::memory_order_relaxed);
   push_available(page->cls, page);
 }
@@ -178,7 +188,7 @@ void Heap::push_available(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
   Page* old_front = q.available.head;
   q.available.push_front(page);
-  if (old_front && old_front->used == 0) retire(old_front);
+  if (old_front && old_front->used() == 0) retire(old_front);
   sync_current(cls);
 }
 
@@ -194,9 +204,9 @@ Page* Heap::refill(std::size_t cls) noexcept {
     while (q.scan_left > 0 && budget-- > 0 && q.full.head) {
       Page* page = q.full.head;
       --q.scan_left;
-      if (collect_remote(page) && page->used <= page->trigger) {
+      if (collect_remote(page) && page->until_trigger <= 0) {
         move_to_front(page);
-        if (page->used == 0 && page != q.available.head) retire(page);
+        if (page->used() == 0 && page != q.available.head) retire(page);
       } else {
         q.full.remove(page);
         q.full.push_back(page);
@@ -232,10 +242,9 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
   page->bump = page->start();
   page->bump_end = page->bump + cfg::kPageSize / size * size;
   page->free = nullptr;
-  page->used = 0;
+  page->until_trigger = 0;
   page->trigger = 0;
   page->flags = 0;
-  page->full = false;
   page->state = PageState::kInClass;
   page->prev = page->next = nullptr;
   page->in_full.store(false, std::memory_order_relaxed);
@@ -249,7 +258,7 @@ SmallSegment* Heap::take_segment() noexcept {
   pthread_mutex_unlock(&g_pool_lock);
   if (!seg) seg = map_small_segment();
   if (!seg) return nullptr;
-  seg->heap = this;
+  seg->header.owner = this;
   push_segment_front(segments, seg);
   return seg;
 }
@@ -260,16 +269,16 @@ void Heap::free_local_slow(Page* page, void* p) noexcept {
   auto* b = static_cast<FreeBlock*>((page->flags & kPageInterior) ? page->object_start(p) : p);
   b->next = page->free;
   page->free = b;
-  if (--page->used == page->trigger) on_trigger(page);
+  if (--page->until_trigger == 0) on_trigger(page);
 }
 
 void Heap::on_trigger(Page* page) noexcept {
   // Vam §3.5: a full block that gets frees goes to the front of the available
   // list. Vam moves it at the first free; waiting for 1/kUnfullFraction of it
   // keeps a churn of single frees from moving blocks back and forth.
-  if (page->full) {
+  if (page->full()) {
     move_to_front(page);
-    if (page->used != 0) return;
+    if (page->used() != 0) return;
   }
   page_emptied(page);
 }
@@ -307,7 +316,7 @@ void Heap::release_page(Page* page) noexcept {
     // All unused and discarded: the segment goes to the global pool. Segments
     // are never unmapped, so a late remote free's read of a descriptor always
     // reads mapped memory.
-    seg->heap = nullptr;
+    seg->header.owner = nullptr;
     pthread_mutex_lock(&g_pool_lock);
     push_segment_front(g_segment_pool, seg);
     pthread_mutex_unlock(&g_pool_lock);
@@ -328,7 +337,7 @@ void Heap::release_all() noexcept {
     for (Page* page = q.available.head; page;) {
       Page* next = page->next;
       collect_remote(page);
-      if (page->used == 0) retire(page);
+      if (page->used() == 0) retire(page);
       page = next;
     }
     sync_current(cls);
@@ -339,8 +348,40 @@ void Heap::release_all() noexcept {
   }
 }
 
+namespace {
+
+// Every object of `page` may be on its remote list (the count says so): take
+// the list and count it. If it holds them all, nobody else can touch the block
+// until its owner looks again, so discard its memory now -- the owner may be
+// busy elsewhere, idle, or gone -- and leave kReclaimedBlock for the owner.
+// Otherwise give the list back.
+void try_reclaim(Page* page) noexcept {
+  FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
+  if (!list) return;  // the owner collected it meanwhile
+  std::uint32_t n = 1;
+  FreeBlock* tail = list;
+  while (tail->next) {
+    tail = tail->next;
+    ++n;
+  }
+  // With the objects in hand the owner cannot recycle the block, so its
+  // geometry is stable and the count is the proof.
+  if (n == page->capacity()) {
+    discard(page->start(), cfg::kPageSize);
+    g_reclaimed_blocks.fetch_add(1, std::memory_order_relaxed);
+    page->remote.store(kReclaimedBlock, std::memory_order_release);
+    return;
+  }
+  FreeBlock* head = page->remote.load(std::memory_order_relaxed);
+  do {
+    tail->next = head;
+  } while (!page->remote.compare_exchange_weak(head, list, std::memory_order_seq_cst, std::memory_order_relaxed));
+}
+
+}  // namespace
+
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
-  Heap* owner = segment->heap;
+  Heap* owner = segment->header.owner;
   std::size_t cls = page->cls;
   auto* b = reinterpret_cast<FreeBlock*>(page->object_start(p));
   FreeBlock* head = page->remote.load(std::memory_order_relaxed);
@@ -349,10 +390,17 @@ void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
   } while (!page->remote.compare_exchange_weak(head, b, std::memory_order_seq_cst, std::memory_order_relaxed));
   // After the push (see Heap::move_to_full): tell the owner if the block is on
   // its full list. The descriptor stays mapped even if the owner has meanwhile
-  // collected this free and reused the block; the worst case is a spurious flag.
-  if (page->in_full.load(std::memory_order_seq_cst) && owner)
-    owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+  // collected this free and reused the block; the worst case is a spurious flag
+  // (or a spurious count, which try_reclaim's own count sees through).
+  if (page->in_full.load(std::memory_order_seq_cst)) {
+    // The last object of a full block: give its memory back now, whatever the
+    // owner is doing (a burst freed by another thread, an exited owner).
+    if (page->remote_left.fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(page);
+    if (owner) owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+  }
 }
+
+std::size_t reclaimed_blocks() noexcept { return g_reclaimed_blocks.load(std::memory_order_relaxed); }
 
 // ---- heap lifecycle -----------------------------------------------------------
 
@@ -416,6 +464,7 @@ void heaps_unlock() noexcept {
 
 void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner, bool mark) noexcept {
   (void)segment;
+  if (page->remote.load(std::memory_order_relaxed) == kReclaimedBlock) report_misuse("double free of", p);
   if (page->state != PageState::kInClass) report_misuse("free(): pointer was not allocated by strata (unused page block):", p);
   char* object = page->object_start(p);
   if (object != p && !(page->flags & kPageInterior) && owner)

@@ -73,6 +73,15 @@ struct ClassQueue {
 extern Page g_empty_page;
 
 struct Heap {
+  Heap() = default;
+  // The heap of a thread that has none yet (or any more): owns nothing, every
+  // class slot is &g_empty_page. Threads start out pointing at it, so the fast
+  // paths need no null check and free()'s owner compare never matches.
+  struct NoThreadTag {};
+  constexpr explicit Heap(NoThreadTag) noexcept : current{} {
+    for (Page*& c : current) c = &g_empty_page;
+  }
+
   // Fast path table: the front of each class's available list (or &g_empty_page;
   // always &g_empty_page in checked mode, which sends every malloc to the slow path).
   Page* current[kClassCount];
@@ -111,8 +120,10 @@ struct Heap {
   SmallSegment* take_segment() noexcept;
 };
 
-// Remote free: p belongs to a block owned by another heap (or by none).
+// Remote free: p belongs to a block owned by another heap (or by none). The
+// free that hands back the last object of a full block discards the block.
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept;
+std::size_t reclaimed_blocks() noexcept;  // blocks discarded that way (statistics)
 
 // Heap lifecycle (locked registry; never on a fast path).
 Heap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM
