@@ -193,6 +193,60 @@ TEST(StrataThreads, AnExitedThreadsFreedMemoryIsReusedByTheNextThread) {
   EXPECT_TRUE(reused);
 }
 
+// A burst of small objects allocated by one thread and freed by another: the
+// freeing thread discards each block as it hands back the block's last object,
+// while the owner sits idle; afterwards the owner reuses the blocks, whose
+// memory reads as zeros (it was discarded) and holds new objects intact.
+TEST(StrataThreads, ABurstFreedOnAnotherThreadIsDiscardedWhileTheOwnerIdles) {
+  constexpr std::size_t kSize = 64;
+  constexpr std::size_t kBlocks = 64 / kScale;
+  constexpr std::size_t kCount = kBlocks * (64 * 1024 / kSize);
+  std::vector<void*> objects(kCount);
+  std::mutex mu;
+  std::condition_variable cv;
+  int stage = 0;  // 1: allocated, 2: freed by the other thread
+  auto wait_for = [&](int s) {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return stage >= s; });
+  };
+  auto advance = [&](int s) {
+    std::lock_guard lock(mu);
+    stage = s;
+    cv.notify_all();
+  };
+  std::size_t reclaimed_before = strata::malloc_detail::reclaimed_blocks();
+  std::size_t reclaimed_after = 0;
+  bool reused_and_intact = true;
+  std::thread owner([&] {
+    for (auto& p : objects) {
+      p = strata_malloc(kSize);
+      std::memset(p, 0xab, kSize);
+    }
+    advance(1);
+    wait_for(2);  // idle (no allocation) while the other thread frees
+    reclaimed_after = strata::malloc_detail::reclaimed_blocks();
+    std::vector<unsigned char*> again(kCount);
+    for (std::size_t i = 0; i < kCount; ++i) {
+      again[i] = static_cast<unsigned char*>(strata_malloc(kSize));
+      std::memset(again[i], static_cast<int>(i & 0xff), kSize);
+    }
+    for (std::size_t i = 0; i < kCount; ++i) {
+      for (std::size_t j = 0; j < kSize; ++j) reused_and_intact = reused_and_intact && again[i][j] == (i & 0xff);
+      strata_free(again[i]);
+    }
+  });
+  std::thread freer([&] {
+    wait_for(1);
+    for (void* p : objects) strata_free(p);
+    advance(2);
+  });
+  freer.join();
+  owner.join();
+  // Every block but the owner's current one (still open for allocation) went full.
+  EXPECT_GE(reclaimed_after - reclaimed_before, kBlocks - 1);
+  EXPECT_TRUE(reused_and_intact);
+}
+
 TEST(StrataThreads, ConcurrentMixedSizesIncludingLargeAndHuge) {
   std::vector<std::thread> threads;
   std::atomic<int> bad{0};
