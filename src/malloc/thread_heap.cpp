@@ -194,6 +194,9 @@ void Heap::push_available(std::size_t cls, Page* page) noexcept {
 
 Page* Heap::refill(std::size_t cls) noexcept {
   ClassQueue& q = queues[cls];
+  // The owner is active: blocks emptied by other threads from now on get the
+  // same hysteresis as its own (free_remote discards beyond it).
+  if (unseen_empty.load(std::memory_order_relaxed) != 0) unseen_empty.store(0, std::memory_order_relaxed);
   if (q.full_has_remote.load(std::memory_order_relaxed) &&
       q.full_has_remote.exchange(false, std::memory_order_acq_rel))
     q.scan_left = q.full.count;  // look at every full block once more
@@ -352,10 +355,11 @@ namespace {
 
 // Every object of `page` may be on its remote list (the count says so): take
 // the list and count it. If it holds them all, nobody else can touch the block
-// until its owner looks again, so discard its memory now -- the owner may be
-// busy elsewhere, idle, or gone -- and leave kReclaimedBlock for the owner.
-// Otherwise give the list back.
-void try_reclaim(Page* page) noexcept {
+// until its owner looks again. An active owner will soon reuse it warm, so the
+// first few such blocks since the owner's last refill stay as they are; beyond
+// that the owner is idle or gone: discard the memory now and leave
+// kReclaimedBlock for the owner. Otherwise (or when kept) give the list back.
+void try_reclaim(Heap* owner, Page* page) noexcept {
   FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
   if (!list) return;  // the owner collected it meanwhile
   std::uint32_t n = 1;
@@ -366,7 +370,8 @@ void try_reclaim(Page* page) noexcept {
   }
   // With the objects in hand the owner cannot recycle the block, so its
   // geometry is stable and the count is the proof.
-  if (n == page->capacity()) {
+  if (n == page->capacity() &&
+      (!owner || owner->unseen_empty.fetch_add(1, std::memory_order_relaxed) >= cfg::kRetainedEmptyPages)) {
     discard(page->start(), cfg::kPageSize);
     g_reclaimed_blocks.fetch_add(1, std::memory_order_relaxed);
     page->remote.store(kReclaimedBlock, std::memory_order_release);
@@ -395,7 +400,7 @@ void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
   if (page->in_full.load(std::memory_order_seq_cst)) {
     // The last object of a full block: give its memory back now, whatever the
     // owner is doing (a burst freed by another thread, an exited owner).
-    if (page->remote_left.fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(page);
+    if (page->remote_left.fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
     if (owner) owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
   }
 }
