@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "large_heap.hpp"
 #include "os.hpp"
 #include "strata/strata.h"
 #include "thread_heap.hpp"
@@ -247,6 +248,19 @@ TEST(StrataThreads, ABurstFreedOnAnotherThreadIsDiscardedWhileTheOwnerIdles) {
   // discarded by the freeing thread.
   EXPECT_GE(reclaimed_after - reclaimed_before, kBlocks - 1 - strata::malloc_config::kRetainedEmptyPages);
   EXPECT_TRUE(reused_and_intact);
+}
+
+// A large free never waits for its arena's lock: with every arena locked (as
+// fork does), another thread's free returns at once, leaving the chunk on the
+// arena's deferred list; the next lock holder releases it.
+TEST(StrataThreads, ALargeFreeDoesNotWaitForABusyArena) {
+  void* p = strata_malloc(100000);
+  ASSERT_NE(p, nullptr);
+  std::size_t live = strata::malloc_detail::large_stats().live_objects;
+  strata::malloc_detail::large_lock_all();
+  std::thread([&] { strata_free(p); }).join();  // hangs here if free waited for the lock
+  strata::malloc_detail::large_unlock_all();
+  EXPECT_EQ(strata::malloc_detail::large_stats().live_objects, live - 1);
 }
 
 TEST(StrataThreads, ConcurrentMixedSizesIncludingLargeAndHuge) {
