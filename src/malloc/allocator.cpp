@@ -429,7 +429,10 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
       auto aligned = (addr + align - 1) & ~(align - 1);
       if (aligned != addr) {
         auto* seg = reinterpret_cast<SmallSegment*>(segment_of(p));
-        seg->page_of(p)->flags |= kPageInterior;  // our own block: the allocation came from this thread's heap
+        // Our own block (the allocation came from this thread's heap), so we are
+        // the only writer; atomic because freeing threads read it (free_remote).
+        Page* page = seg->page_of(p);
+        __atomic_store_n(&page->flags, static_cast<std::uint8_t>(page->flags | kPageInterior), __ATOMIC_RELAXED);
       }
       return reinterpret_cast<void*>(aligned);
     }

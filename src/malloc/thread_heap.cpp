@@ -388,7 +388,9 @@ void try_reclaim(Heap* owner, Page* page) noexcept {
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
   Heap* owner = segment->header.owner;
   std::size_t cls = page->cls;
-  auto* b = reinterpret_cast<FreeBlock*>(page->object_start(p));
+  // Only blocks of aligned objects need the division that finds the start.
+  bool interior = __atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior;
+  auto* b = static_cast<FreeBlock*>(interior ? page->object_start(p) : p);
   FreeBlock* head = page->remote.load(std::memory_order_relaxed);
   do {
     b->next = head;
