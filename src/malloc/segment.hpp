@@ -70,7 +70,10 @@ inline constexpr std::size_t kPageDescriptorsOffset = 64;
 struct alignas(64) Page {
   // ---- the owner thread only: the fast paths touch these ----
   char* bump;          // next fresh object
-  char* bump_end;      // end of the objects area
+  // How far bumping may go for now: the block's fresh memory is opened an OS
+  // page at a time (open_fresh), and the objects freed meanwhile are reused
+  // first, so a block touches about as many pages as its live objects need.
+  char* bump_end;
   FreeBlock* free;     // objects freed back to this block, reused after fresh memory runs out
   // used() - trigger, where used() counts objects handed out and not yet back on
   // `free`, and trigger is the value of used() at which the owner's free must
@@ -112,7 +115,17 @@ struct alignas(64) Page {
     std::size_t index = (self - segment - kPageDescriptorsOffset) / sizeof(Page);
     return reinterpret_cast<char*>(segment + index * cfg::kPageSize);
   }
-  std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>((bump_end - start()) / block_size); }
+  std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>(cfg::kPageSize / block_size); }
+  char* objects_end() const noexcept { return start() + std::size_t{capacity()} * block_size; }
+  // Let the bump pointer into the next OS page of fresh memory (at least one
+  // object); false when the whole block is open already.
+  bool open_fresh() noexcept {
+    char* end = objects_end();
+    if (bump_end == end) return false;
+    std::size_t step = (block_size >= cfg::kOsPageSize ? 1 : cfg::kOsPageSize / block_size) * block_size;
+    bump_end = static_cast<std::size_t>(end - bump_end) > step ? bump_end + step : end;
+    return true;
+  }
   // The start of the object containing p (p may be an interior aligned pointer).
   char* object_start(const void* p) const noexcept {
     char* base = start();

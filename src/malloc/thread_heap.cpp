@@ -42,7 +42,8 @@ bool collect_remote(Page* page) noexcept {
   FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
   if (!list) return false;
   if (list == kReclaimedBlock) {
-    page->bump = page->start();
+    page->bump = page->bump_end = page->start();
+    page->open_fresh();
     page->free = nullptr;
     page->until_trigger = -static_cast<std::int32_t>(page->trigger);  // used() == 0
     page->touched_pages = 0;  // the freeing thread discarded all of it
@@ -119,19 +120,22 @@ SmallSegment* map_small_segment() noexcept {
 // ---- allocation -------------------------------------------------------------
 
 void* Heap::page_take(Page* page) noexcept {
-  if (page->bump != page->bump_end) {  // reap: fresh memory first
-    char* p = page->bump;
-    page->bump = p + page->block_size;
-    ++page->until_trigger;
-    return p;
+  // Reap allocation (Vam §3.4): bump through the open fresh memory, then reuse
+  // the block's free list; only when that is empty (remote frees collected
+  // too) open the next OS page of fresh memory.
+  if (page->bump == page->bump_end) {
+    if (!page->free) collect_remote(page);
+    if (FreeBlock* b = page->free) {
+      page->free = b->next;
+      ++page->until_trigger;
+      return b;
+    }
+    if (!page->open_fresh()) return nullptr;
   }
-  if (!page->free) collect_remote(page);  // then the block's own free list
-  if (FreeBlock* b = page->free) {
-    page->free = b->next;
-    ++page->until_trigger;
-    return b;
-  }
-  return nullptr;
+  char* p = page->bump;
+  page->bump = p + page->block_size;
+  ++page->until_trigger;
+  return p;
 }
 
 void* Heap::malloc_small(std::size_t cls) noexcept {
@@ -242,8 +246,8 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
   std::uint32_t size = kClassSize[cls];
   page->block_size = static_cast<std::uint16_t>(size);
   page->cls = static_cast<std::uint8_t>(cls);
-  page->bump = page->start();
-  page->bump_end = page->bump + cfg::kPageSize / size * size;
+  page->bump = page->bump_end = page->start();
+  page->open_fresh();
   page->free = nullptr;
   page->until_trigger = 0;
   page->trigger = 0;
@@ -476,7 +480,7 @@ void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner, bo
   char* object = page->object_start(p);
   if (object != p && !(page->flags & kPageInterior) && owner)
     report_misuse("free(): pointer is not the start of an object:", p);
-  if (object >= page->bump_end || (owner && object >= page->bump))
+  if (object >= page->objects_end() || (owner && object >= page->bump))
     report_misuse("free(): pointer was never allocated:", p);
   auto* words = reinterpret_cast<std::uintptr_t*>(object);
   if (words[1] == freed_cookie(object)) report_misuse("double free of", p);
