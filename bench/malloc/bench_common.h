@@ -217,11 +217,14 @@ typedef struct {
   uint64_t peak_live_bytes;
   uint64_t rss_start_bytes;
   uint64_t checksum;
+  uint64_t rss_idle_bytes; /* burst: RSS after the frees and the idle spell (0: not measured) */
 } bench_report;
 
 static void bench_print(const bench_report *r) {
   printf("workload=%s ops=%" PRIu64 " elapsed_s=%.6f peak_live_bytes=%" PRIu64 " rss_start_bytes=%" PRIu64
-         " rss_peak_bytes=%" PRIu64 " checksum=%016" PRIx64 " malloc_from=%s\n",
+         " rss_peak_bytes=%" PRIu64 " checksum=%016" PRIx64 " malloc_from=%s",
          r->workload, r->ops, r->elapsed_s, r->peak_live_bytes, r->rss_start_bytes, bench_peak_rss_bytes(),
          r->checksum, bench_malloc_origin());
+  if (r->rss_idle_bytes != 0) printf(" rss_idle_bytes=%" PRIu64, r->rss_idle_bytes);
+  printf("\n");
 }

@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
   double elapsed = bench_now_seconds() - start;
 
   if (s.live_bytes != 0) bench_fail("live byte count does not return to zero", NULL);
-  bench_report report = {"churn", ops, elapsed, s.peak_live_bytes, rss_start, s.checksum};
+  bench_report report = {"churn", ops, elapsed, s.peak_live_bytes, rss_start, s.checksum, 0};
   bench_print(&report);
   return 0;
 }

@@ -2,7 +2,9 @@
  * Krishnan's server benchmark: objects allocated in one thread are freed in
  * another, and threads come and go while their objects live on.
  *
- * Each of the two threads allocates request-like objects (16-512 bytes). Half
+ * Each of the two threads allocates request-like objects (16-512 bytes by
+ * default; --min-size/--max-size change the range and --log-sizes 1 makes
+ * every power of two in it equally likely, the "server" workload). Half
  * of them it hands to the other thread through a lock-free single-producer
  * single-consumer ring; the rest, and everything it receives, it keeps in its
  * own window of slots, freeing whatever object a new arrival displaces. So
@@ -21,39 +23,30 @@
 #include <stdatomic.h>
 
 #include "bench_common.h"
+#include "bench_ring.h"
 
-enum { kMinSize = 16, kMaxSize = 512, kRingSize = 1024, kPeakSampleEvery = 64 };
+enum { kPeakSampleEvery = 64, kSmallestSize = 16, kLargestSize = 1 << 20 };
 
 static bench_option options[] = {
     {"ops", 1000000, "allocations per thread per generation"},
     {"window", 50000, "slots in each thread's window"},
     {"generations", 4, "successive pairs of threads"},
     {"seed", 1, "random seed"},
+    {"min-size", 16, "smallest object (bytes, >= 16)"},
+    {"max-size", 512, "largest object (bytes, <= 1 MiB)"},
+    {"log-sizes", 0, "1: log-uniform sizes (each power of two equally likely), 0: uniform"},
 };
 
-/* Single-producer single-consumer ring of object pointers. */
-typedef struct {
-  _Alignas(64) _Atomic uint64_t head; /* next slot to read (consumer) */
-  _Alignas(64) _Atomic uint64_t tail; /* next slot to write (producer) */
-  _Alignas(64) void *items[kRingSize];
-} ring;
+static size_t g_min_size, g_max_size;
+static int g_log_sizes;
 
-static int ring_push(ring *q, void *item) {
-  uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
-  if (tail - head == kRingSize) return 0;
-  q->items[tail % kRingSize] = item;
-  atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
-  return 1;
-}
-
-static void *ring_pop(ring *q) {
-  uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
-  uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
-  if (head == tail) return NULL;
-  void *item = q->items[head % kRingSize];
-  atomic_store_explicit(&q->head, head + 1, memory_order_release);
-  return item;
+/* A request size from the object-set generator r (one draw). */
+static size_t draw_size(uint64_t r) {
+  if (!g_log_sizes) return g_min_size + (size_t)(r & 0xffff) % (g_max_size - g_min_size + 1);
+  unsigned lo = 63u - (unsigned)__builtin_clzll(g_min_size), hi = 63u - (unsigned)__builtin_clzll(g_max_size);
+  unsigned shift = lo + (unsigned)((r & 0xff) % (hi - lo + 1));
+  size_t size = ((size_t)1 << shift) + (size_t)((r >> 24) & (((uint64_t)1 << shift) - 1));
+  return size < g_min_size ? g_min_size : size > g_max_size ? g_max_size : size;
 }
 
 /* One side of the exchange; outlives the threads that run it. */
@@ -80,7 +73,7 @@ static void *new_object(side *s, size_t size) {
 }
 
 static void check_and_free(side *s, unsigned char *p) {
-  uint64_t tag = bench_check_object(p, kMinSize, kMaxSize, s->verify_full);
+  uint64_t tag = bench_check_object(p, g_min_size, g_max_size, s->verify_full);
   s->checksum += tag;
   atomic_store_explicit(&s->net_bytes,
                         atomic_load_explicit(&s->net_bytes, memory_order_relaxed) - (int64_t)bench_tag_size(tag),
@@ -110,7 +103,7 @@ static void *run_side(void *arg) {
   side *s = arg;
   for (uint64_t i = 0; i < s->ops; i++) {
     uint64_t r = bench_next(&s->alloc_rng);
-    size_t size = kMinSize + (size_t)(r & 0xffff) % (kMaxSize - kMinSize + 1);
+    size_t size = draw_size(r);
     unsigned char *p = new_object(s, size);
     if (!((r >> 16) & 1) || !ring_push(s->outbox, p)) place(s, p); /* full ring: keep it */
     receive_all(s);
@@ -138,6 +131,15 @@ int main(int argc, char **argv) {
   const uint64_t ops = options[0].value, window = options[1].value, generations = options[2].value;
   const uint64_t seed = options[3].value;
   bench_require_positive(argv[0], "--window", window);
+  g_min_size = (size_t)options[4].value;
+  g_max_size = (size_t)options[5].value;
+  g_log_sizes = options[6].value != 0;
+  if (g_min_size < kSmallestSize || g_max_size > kLargestSize || g_min_size > g_max_size) {
+    fprintf(stderr, "%s: sizes must satisfy %d <= --min-size <= --max-size <= %d\n", argv[0], kSmallestSize,
+            kLargestSize);
+    return 2;
+  }
+  const char *name = g_log_sizes || g_min_size != 16 || g_max_size != 512 ? "server" : "larson";
 
   static ring rings[2];
   static _Atomic int done[2];
@@ -173,8 +175,8 @@ int main(int argc, char **argv) {
   int64_t net = atomic_load(&sides[0].net_bytes) + atomic_load(&sides[1].net_bytes);
   if (net != 0) bench_fail("live byte count does not return to zero", NULL);
   int64_t peak = sides[0].peak_bytes > sides[1].peak_bytes ? sides[0].peak_bytes : sides[1].peak_bytes;
-  bench_report report = {"larson", ops * 2 * generations, elapsed, (uint64_t)peak, rss_start,
-                         sides[0].checksum + sides[1].checksum};
+  bench_report report = {name, ops * 2 * generations, elapsed, (uint64_t)peak, rss_start,
+                         sides[0].checksum + sides[1].checksum, 0};
   bench_print(&report);
   return 0;
 }

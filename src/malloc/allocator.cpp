@@ -53,9 +53,13 @@ std::atomic<bool> g_checked{false};
 
 namespace {
 
-// The calling thread's heap. initial-exec: a plain %fs-relative load, and no
-// call into the dynamic loader (which could itself call malloc).
-thread_local Heap* tl_heap __attribute__((tls_model("initial-exec"))) = nullptr;
+// The heap of threads without one (see Heap::NoThreadTag).
+constinit Heap g_no_heap{Heap::NoThreadTag{}};
+
+// The calling thread's heap, &g_no_heap until its first allocation claims one.
+// initial-exec: a plain %fs-relative load, and no call into the dynamic loader
+// (which could itself call malloc).
+thread_local Heap* tl_heap __attribute__((tls_model("initial-exec"))) = &g_no_heap;
 
 constexpr std::size_t kMaxRequest = std::size_t{1} << 62;  // beyond: ENOMEM without asking the OS
 
@@ -72,7 +76,7 @@ void on_thread_exit(void* value) noexcept {
   auto* heap = static_cast<Heap*>(value);
   // Frees after this point (other destructors) take the remote path; a malloc
   // claims a heap again and re-arms this destructor.
-  if (tl_heap == heap) tl_heap = nullptr;
+  if (tl_heap == heap) tl_heap = &g_no_heap;
   heap_abandon(heap);
 }
 
@@ -184,9 +188,9 @@ __attribute__((destructor)) void report_at_exit() {
 }
 
 Heap* thread_heap() noexcept {
-  if (Heap* heap = tl_heap) return heap;
+  if (Heap* heap = tl_heap; heap != &g_no_heap) return heap;
   ensure_initialized();
-  if (Heap* heap = tl_heap) return heap;  // initialization allocated, and claimed one
+  if (Heap* heap = tl_heap; heap != &g_no_heap) return heap;  // initialization allocated, and claimed one
   Heap* heap = heap_claim();
   if (!heap) {
     errno = ENOMEM;
@@ -210,8 +214,7 @@ void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noexcept {
   }
   if (fits_large(size, align)) {
     *zeroed = false;
-    Heap* heap = tl_heap;
-    void* p = large_malloc(large_arena(heap ? heap->number : 0), size, align);
+    void* p = large_malloc(large_arena(tl_heap->number), size, align);
     if (!p) errno = ENOMEM;
     return p;
   }
@@ -239,8 +242,7 @@ void check_pointer(void* p, bool freeing) noexcept {
   switch (seg->kind) {
     case SegmentKind::kSmall: {
       auto* small = reinterpret_cast<SmallSegment*>(seg);
-      Heap* heap = tl_heap;
-      check_small_free(small, small->page_of(p), p, heap != nullptr && small->heap == heap, freeing);
+      check_small_free(small, small->page_of(p), p, small->header.owner == tl_heap, freeing);
       return;
     }
     case SegmentKind::kLarge:
@@ -252,8 +254,43 @@ void check_pointer(void* p, bool freeing) noexcept {
   report_misuse("free(): pointer is not a live object (double free of a huge object, or invalid):", p);
 }
 
-__attribute__((noinline)) void deallocate_big(SegmentHeader* seg, void* p) noexcept {
-  if (seg->kind == SegmentKind::kLarge) large_free(p); else huge_free(p);
+// free() of anything but an object of the calling thread's own small blocks.
+__attribute__((noinline)) void deallocate_other(SegmentHeader* seg, void* p) noexcept {
+  if (seg->kind == SegmentKind::kSmall) {
+    auto* small = reinterpret_cast<SmallSegment*>(seg);
+    free_remote(small, small->page_of(p), p);
+  } else if (seg->kind == SegmentKind::kLarge) {
+    large_free(p);
+  } else {
+    huge_free(p);
+  }
+}
+
+// The body of free() once p is known not to be NULL.
+inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept {
+  SegmentHeader* seg = segment_of(p);
+  Heap* heap = tl_heap;
+  // Only a small segment has an owner, and tl_heap is never nullptr: a match
+  // proves both the kind and the ownership in one compare. A thread without a
+  // heap (new or exiting) has &g_no_heap, which owns nothing: the remote path.
+  if (STRATA_LIKELY(seg->owner == heap)) {
+    Page* page = reinterpret_cast<SmallSegment*>(seg)->page_of(p);
+    if (STRATA_LIKELY(page->flags == 0)) {
+      auto* b = static_cast<FreeBlock*>(p);
+      b->next = page->free;
+      page->free = b;
+      if (STRATA_UNLIKELY(--page->until_trigger == 0) && page != heap->current[page->cls]) heap->on_trigger(page);
+      return;
+    }
+    heap->free_local_slow(page, p);
+    return;
+  }
+  deallocate_other(seg, p);
+}
+
+__attribute__((noinline)) void deallocate_checked(void* p) noexcept {
+  check_pointer(p, true);
+  deallocate_nonnull(p);
 }
 
 std::size_t small_usable_size(SmallSegment* seg, const void* p) noexcept {
@@ -271,18 +308,17 @@ void report_misuse(const char* what, const void* p) noexcept {
 // ---- the fast paths -------------------------------------------------------------
 
 void* allocate(std::size_t size) noexcept {
-  Heap* heap = tl_heap;
-  if (STRATA_LIKELY(heap != nullptr && size <= cfg::kSmallMax)) {
-    Page* page = heap->current[class_of(size)];
+  if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
+    Page* page = tl_heap->current[class_of(size)];
     char* p = page->bump;
     if (STRATA_LIKELY(p != page->bump_end)) {  // reap: fresh memory first
       page->bump = p + page->block_size;
-      ++page->used;
+      ++page->until_trigger;
       return p;
     }
     if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {  // then the block's free list
       page->free = b->next;
-      ++page->used;
+      ++page->until_trigger;
       return b;
     }
   }
@@ -291,29 +327,8 @@ void* allocate(std::size_t size) noexcept {
 
 void deallocate(void* p) noexcept {
   if (!p) return;
-  if (STRATA_UNLIKELY(checked_mode())) check_pointer(p, true);
-  SegmentHeader* seg = segment_of(p);
-  if (STRATA_LIKELY(seg->kind == SegmentKind::kSmall)) {
-    auto* small = reinterpret_cast<SmallSegment*>(seg);
-    Page* page = small->page_of(p);
-    Heap* heap = tl_heap;
-    // A live segment always has an owner, so a thread without a heap (one
-    // that is exiting) never matches and takes the remote path.
-    if (STRATA_LIKELY(small->heap == heap)) {
-      if (STRATA_LIKELY(page->flags == 0)) {
-        auto* b = static_cast<FreeBlock*>(p);
-        b->next = page->free;
-        page->free = b;
-        if (STRATA_UNLIKELY(--page->used == page->trigger) && page != heap->current[page->cls]) heap->on_trigger(page);
-        return;
-      }
-      heap->free_local_slow(page, p);
-      return;
-    }
-    free_remote(small, page, p);
-    return;
-  }
-  deallocate_big(seg, p);
+  if (STRATA_UNLIKELY(checked_mode())) return deallocate_checked(p);
+  deallocate_nonnull(p);
 }
 
 // ---- the rest of the C API -----------------------------------------------------------
@@ -414,7 +429,10 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
       auto aligned = (addr + align - 1) & ~(align - 1);
       if (aligned != addr) {
         auto* seg = reinterpret_cast<SmallSegment*>(segment_of(p));
-        seg->page_of(p)->flags |= kPageInterior;  // our own block: the allocation came from this thread's heap
+        // Our own block (the allocation came from this thread's heap), so we are
+        // the only writer; atomic because freeing threads read it (free_remote).
+        Page* page = seg->page_of(p);
+        __atomic_store_n(&page->flags, static_cast<std::uint8_t>(page->flags | kPageInterior), __ATOMIC_RELAXED);
       }
       return reinterpret_cast<void*>(aligned);
     }
@@ -483,7 +501,7 @@ void print_stats_to(int fd) noexcept {
           std::size_t reached = (bumped + cfg::kOsPageSize - 1) / cfg::kOsPageSize;
           totals[cls].blocks += 1;
           totals[cls].os_pages += reached > page->touched_pages ? reached : page->touched_pages;
-          totals[cls].live += std::size_t{page->used} * page->block_size;
+          totals[cls].live += std::size_t{page->used()} * page->block_size;
         }
       }
     }
@@ -499,7 +517,8 @@ void print_stats_to(int fd) noexcept {
         .num(totals[cls].live, 14).put('\n');
   }
   r.str("  small: live ").bytes(small_live).str(", thread heaps ").num(heaps).str(" (").num(abandoned)
-      .str(" abandoned), retained empty blocks ").num(retained).put('\n');
+      .str(" abandoned), retained empty blocks ").num(retained).str(", blocks reclaimed by freeing threads ")
+      .num(reclaimed_blocks()).put('\n');
   LargeStats large = large_stats();
   r.str("  large: regions ").num(large.regions).str(", live ").num(large.live_objects).str(" objects (")
       .bytes(large.live_bytes).str("), free ").bytes(large.free_bytes).put('\n');

@@ -59,7 +59,7 @@ inline constexpr std::size_t kLargeArenas = 4;
 inline constexpr std::size_t kRetainedEmptyPages = 8;
 // A large arena discards the pages inside its free chunks once this many bytes
 // of free chunks are dirty (not yet discarded).
-inline constexpr std::size_t kLargeDirtyLimit = 16 * 1024 * 1024;
+inline constexpr std::size_t kLargeDirtyLimit = 32 * 1024 * 1024;
 // Each large arena keeps this many completely free regions mapped (their
 // pages discarded by the dirty limit like any free chunk).
 inline constexpr std::size_t kLargeSpareRegions = 2;

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cerrno>
 #include <new>
 
@@ -74,8 +75,12 @@ class LargeArena {
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
   void* allocate(std::size_t size, std::size_t align) noexcept;
-  void release(Chunk* c, LargeRegion* region) noexcept;
+  void release(Chunk* c) noexcept;
   bool resize(Chunk* c, std::size_t size) noexcept;
+  // Take the lock (and release the chunks freed while it was busy); give it up,
+  // with one more look for chunks freed meanwhile.
+  void acquire() noexcept;
+  void unlock() noexcept;
   void add_stats(LargeStats& s) noexcept {
     s.regions += region_count_;
     s.live_objects += live_objects_;
@@ -96,6 +101,8 @@ class LargeArena {
   bool add_region() noexcept;
   void split_tail(Chunk* c, std::size_t keep) noexcept;
   void purge() noexcept;
+  void release_locked(Chunk* c) noexcept;
+  void release_deferred() noexcept;
 
   std::uint64_t first_map_ = 0;
   std::uint32_t second_map_[kFirstLevel] = {};
@@ -107,6 +114,10 @@ class LargeArena {
   std::size_t free_bytes_ = 0;
   std::size_t live_objects_ = 0;
   std::size_t live_bytes_ = 0;
+  // Chunks whose free found the lock busy (typically a free from another
+  // thread while the owner allocates), linked through next_free and released
+  // by whoever holds the lock next: a free never waits for the lock.
+  std::atomic<Chunk*> deferred_{nullptr};
 };
 
 namespace {
@@ -206,14 +217,40 @@ void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
   insert(tail);
 }
 
+void LargeArena::acquire() noexcept {
+  pthread_mutex_lock(&lock);
+  release_deferred();
+}
+
+void LargeArena::unlock() noexcept {
+  release_deferred();
+  pthread_mutex_unlock(&lock);
+  // A free that found the lock busy after the release above would wait for
+  // the next operation on this arena: look once more.
+  while (deferred_.load(std::memory_order_acquire) != nullptr && pthread_mutex_trylock(&lock) == 0) {
+    release_deferred();
+    pthread_mutex_unlock(&lock);
+  }
+}
+
+void LargeArena::release_deferred() noexcept {
+  if (deferred_.load(std::memory_order_relaxed) == nullptr) return;
+  Chunk* c = deferred_.exchange(nullptr, std::memory_order_acquire);
+  while (c) {
+    Chunk* next = c->next_free;
+    release_locked(c);
+    c = next;
+  }
+}
+
 void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   std::size_t need = chunk_size_for(size);
   std::size_t search = align > cfg::kMinAlign ? need + align + kMinChunk : need;
-  pthread_mutex_lock(&lock);
+  acquire();
   Chunk* c = find(search);
   if (!c) {
     if (!add_region()) {
-      pthread_mutex_unlock(&lock);
+      unlock();
       return nullptr;
     }
     c = find(search);
@@ -239,12 +276,27 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   c->size_flags = c->size() | kInUse;
   ++live_objects_;
   live_bytes_ += c->size();
-  pthread_mutex_unlock(&lock);
+  unlock();
   return c->payload();
 }
 
-void LargeArena::release(Chunk* c, LargeRegion* region) noexcept {
-  pthread_mutex_lock(&lock);
+void LargeArena::release(Chunk* c) noexcept {
+  if (pthread_mutex_trylock(&lock) != 0) {
+    if (!checked_mode()) {  // (checked mode needs the in-use flag exact: no deferring)
+      Chunk* head = deferred_.load(std::memory_order_relaxed);
+      do {
+        c->next_free = head;
+      } while (!deferred_.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
+      return;
+    }
+    pthread_mutex_lock(&lock);
+  }
+  release_locked(c);
+  unlock();
+}
+
+void LargeArena::release_locked(Chunk* c) noexcept {
+  LargeRegion* region = region_of(c->payload());
   std::size_t size = c->size();
   --live_objects_;
   live_bytes_ -= size;
@@ -266,7 +318,6 @@ void LargeArena::release(Chunk* c, LargeRegion* region) noexcept {
     if (region->prev) region->prev->next = region->next; else regions_ = region->next;
     if (region->next) region->next->prev = region->prev;
     --region_count_;
-    pthread_mutex_unlock(&lock);
     area_remove(region);
     unmap(region, cfg::kSegmentSize);
     return;
@@ -274,7 +325,6 @@ void LargeArena::release(Chunk* c, LargeRegion* region) noexcept {
   if (size == kRegionPayload) ++empty_regions_;  // kept as a spare
   insert(c);
   if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
-  pthread_mutex_unlock(&lock);
 }
 
 // Discard the pages inside every dirty free chunk (its header and links stay).
@@ -295,7 +345,7 @@ void LargeArena::purge() noexcept {
 
 bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
   std::size_t need = chunk_size_for(size);
-  pthread_mutex_lock(&lock);
+  acquire();
   std::size_t have = c->size();
   bool ok = true;
   if (need <= have) {
@@ -310,7 +360,7 @@ bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
     ok = false;
   }
   live_bytes_ = live_bytes_ - have + c->size();
-  pthread_mutex_unlock(&lock);
+  unlock();
   return ok;
 }
 
@@ -320,10 +370,7 @@ void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexc
   return arena.allocate(size, align);
 }
 
-void large_free(void* p) noexcept {
-  LargeRegion* region = region_of(p);
-  region->arena->release(Chunk::of(p), region);
-}
+void large_free(void* p) noexcept { region_of(p)->arena->release(Chunk::of(p)); }
 
 std::size_t large_usable_size(const void* p) noexcept { return Chunk::of(p)->size() - kHeader; }
 
@@ -352,9 +399,9 @@ void large_check(const void* p) noexcept {
 LargeStats large_stats() noexcept {
   LargeStats s;
   for (auto& arena : g_arenas) {
-    pthread_mutex_lock(&arena.lock);
+    arena.acquire();  // releases deferred frees first: the figures are exact
     arena.add_stats(s);
-    pthread_mutex_unlock(&arena.lock);
+    arena.unlock();
   }
   return s;
 }

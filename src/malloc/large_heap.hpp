@@ -17,6 +17,9 @@
 // arena (heap number % kLargeArenas), and a chunk is freed to the arena of its
 // region. Large allocations are rare and expensive per byte anyway, so a lock
 // here costs little; it is the one layer that is not lock-free on its fast path.
+// A free never waits for it, though: when the lock is busy the chunk goes onto
+// the arena's atomic list of deferred frees, which the holder (or the next
+// one) releases.
 #pragma once
 #include <cstddef>
 #include <cstdint>

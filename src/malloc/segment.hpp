@@ -35,6 +35,10 @@ struct SegmentHeader {
   std::uint32_t reserved;
   void* map_base;            // start of the OS mapping (== this except for huge aligned objects)
   std::size_t mapped_bytes;  // length of the OS mapping
+  // Small segments: the owning heap, constant while the segment belongs to it.
+  // nullptr in every other segment, and a thread's heap pointer is never
+  // nullptr, so free()'s one compare "owner == my heap" also proves the kind.
+  Heap* owner = nullptr;
 };
 
 inline SegmentHeader* segment_of(const void* p) noexcept {
@@ -45,6 +49,11 @@ inline SegmentHeader* segment_of(const void* p) noexcept {
 struct FreeBlock {
   FreeBlock* next;
 };
+
+// Page::remote holds this instead of a list when a freeing thread found every
+// object of the block on the remote list and discarded the block's memory: the
+// owner, when it next collects, resets the block as fresh (see free_remote).
+inline FreeBlock* const kReclaimedBlock = reinterpret_cast<FreeBlock*>(std::uintptr_t{1});
 
 // Page flags: any of them makes the owner's free take the slow path.
 enum PageFlag : std::uint8_t {
@@ -61,24 +70,43 @@ inline constexpr std::size_t kPageDescriptorsOffset = 64;
 struct alignas(64) Page {
   // ---- the owner thread only: the fast paths touch these ----
   char* bump;          // next fresh object
-  char* bump_end;      // end of the objects area
+  // How far bumping may go for now: the block's fresh memory is opened an OS
+  // page at a time (open_fresh), and the objects freed meanwhile are reused
+  // first, so a block touches about as many pages as its live objects need.
+  char* bump_end;
   FreeBlock* free;     // objects freed back to this block, reused after fresh memory runs out
-  std::uint32_t used;  // objects handed out and not yet back on `free`
-  // The value of `used` at which the owner's free must act: 0 on the available
-  // list (the block emptied), capacity - capacity/8 on the full list (enough
-  // came back to move the block to the front). One compare on the fast path.
-  std::uint32_t trigger;
+  // used() - trigger, where used() counts objects handed out and not yet back on
+  // `free`, and trigger is the value of used() at which the owner's free must
+  // act: 0 on the available list (the block emptied), capacity - capacity/8 on
+  // the full list (enough came back to move the block to the front). Keeping
+  // the difference lets malloc count with one increment and free notice the
+  // event with one decrement-and-test.
+  std::int32_t until_trigger;
+  std::uint16_t trigger;
   std::uint16_t block_size;
   std::uint8_t cls;
   std::uint8_t flags;  // PageFlag bits
-  bool full;           // on the class's full list (owner's view; in_full is the published copy)
   PageState state;
   std::uint8_t touched_pages;  // OS pages the bump pointer ever reached: what discarding must cover
   // ---- shared with freeing threads ----
-  std::atomic<bool> in_full{false};  // published `full`, read by freeing threads
+  std::atomic<bool> in_full{false};  // on the class's full list (written by the owner only)
+  // Objects of a full block not yet freed remotely: capacity when it went full,
+  // one less per remote free after that. A hint: reaching 0 means every object
+  // may be on `remote`, which the freeing thread then checks (free_remote).
+  std::atomic<std::uint16_t> remote_left{0};
   Page* prev;  // in the class's available/full list, or the empty-page cache
   Page* next;
   std::atomic<FreeBlock*> remote{nullptr};  // freed by other threads; the owner takes the whole list
+
+  std::uint32_t used() const noexcept {
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(trigger) + until_trigger);
+  }
+  void set_trigger(std::uint32_t value) noexcept {
+    until_trigger = static_cast<std::int32_t>(used()) - static_cast<std::int32_t>(value);
+    trigger = static_cast<std::uint16_t>(value);
+  }
+  // The owner's own view of in_full (it is the only writer).
+  bool full() const noexcept { return in_full.load(std::memory_order_relaxed); }
 
   // The block's memory, from the descriptor's place in the segment header.
   char* start() const noexcept {
@@ -87,7 +115,17 @@ struct alignas(64) Page {
     std::size_t index = (self - segment - kPageDescriptorsOffset) / sizeof(Page);
     return reinterpret_cast<char*>(segment + index * cfg::kPageSize);
   }
-  std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>((bump_end - start()) / block_size); }
+  std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>(cfg::kPageSize / block_size); }
+  char* objects_end() const noexcept { return start() + std::size_t{capacity()} * block_size; }
+  // Let the bump pointer into the next OS page of fresh memory (at least one
+  // object); false when the whole block is open already.
+  bool open_fresh() noexcept {
+    char* end = objects_end();
+    if (bump_end == end) return false;
+    std::size_t step = (block_size >= cfg::kOsPageSize ? 1 : cfg::kOsPageSize / block_size) * block_size;
+    bump_end = static_cast<std::size_t>(end - bump_end) > step ? bump_end + step : end;
+    return true;
+  }
   // The start of the object containing p (p may be an interior aligned pointer).
   char* object_start(const void* p) const noexcept {
     char* base = start();
@@ -104,10 +142,10 @@ struct alignas(64) Page {
 static_assert(sizeof(Page) == 64);
 static_assert(cfg::kPageSize / cfg::kOsPageSize <= 255, "touched_pages fits a byte");
 static_assert(cfg::kSmallMax <= 65535, "block_size fits 16 bits");
+static_assert(cfg::kPageSize / cfg::kMinAlign <= 65535, "a block's object count fits 16 bits (trigger, remote_left)");
 
 struct SmallSegment {
-  SegmentHeader header;
-  Heap* heap;  // the owner; constant while the segment belongs to a heap
+  SegmentHeader header;  // header.owner: the owning heap
   SmallSegment* prev;
   SmallSegment* next;
   std::uint64_t free_pages;  // bit i: page i is not in use (bit 0, the header, never is)
@@ -118,8 +156,9 @@ struct SmallSegment {
       ~std::uint64_t{1};
 
   Page* page_of(const void* p) noexcept {
-    auto offset = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(this);
-    return &pages[offset >> cfg::kPageShift];
+    // (p's offset in the segment >> kPageShift) * sizeof(Page), in two steps.
+    auto index_bytes = (reinterpret_cast<std::uintptr_t>(p) >> (cfg::kPageShift - 6)) & ((cfg::kPagesPerSegment - 1) << 6);
+    return reinterpret_cast<Page*>(reinterpret_cast<char*>(pages) + index_bytes);
   }
 };
 

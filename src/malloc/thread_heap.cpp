@@ -33,11 +33,22 @@ std::uintptr_t freed_cookie(const void* object) noexcept {
 }
 void mark_allocated(void* object) noexcept { static_cast<std::uintptr_t*>(object)[1] = 0; }
 
-// Move the frees other threads pushed onto the block's own free list.
+std::atomic<std::size_t> g_reclaimed_blocks{0};
+
+// Move the frees other threads pushed onto the block's own free list. A block a
+// freeing thread reclaimed (every object free, memory discarded) starts afresh.
 bool collect_remote(Page* page) noexcept {
   if (page->remote.load(std::memory_order_relaxed) == nullptr) return false;
   FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
   if (!list) return false;
+  if (list == kReclaimedBlock) {
+    page->bump = page->bump_end = page->start();
+    page->open_fresh();
+    page->free = nullptr;
+    page->until_trigger = -static_cast<std::int32_t>(page->trigger);  // used() == 0
+    page->touched_pages = 0;  // the freeing thread discarded all of it
+    return true;
+  }
   std::uint32_t n = 1;
   FreeBlock* tail = list;
   while (tail->next) {
@@ -46,7 +57,7 @@ bool collect_remote(Page* page) noexcept {
   }
   tail->next = page->free;
   page->free = list;
-  page->used -= n;
+  page->until_trigger -= static_cast<std::int32_t>(n);
   return true;
 }
 
@@ -109,19 +120,22 @@ SmallSegment* map_small_segment() noexcept {
 // ---- allocation -------------------------------------------------------------
 
 void* Heap::page_take(Page* page) noexcept {
-  if (page->bump != page->bump_end) {  // reap: fresh memory first
-    char* p = page->bump;
-    page->bump = p + page->block_size;
-    ++page->used;
-    return p;
+  // Reap allocation (Vam §3.4): bump through the open fresh memory, then reuse
+  // the block's free list; only when that is empty (remote frees collected
+  // too) open the next OS page of fresh memory.
+  if (page->bump == page->bump_end) {
+    if (!page->free) collect_remote(page);
+    if (FreeBlock* b = page->free) {
+      page->free = b->next;
+      ++page->until_trigger;
+      return b;
+    }
+    if (!page->open_fresh()) return nullptr;
   }
-  if (!page->free) collect_remote(page);  // then the block's own free list
-  if (FreeBlock* b = page->free) {
-    page->free = b->next;
-    ++page->used;
-    return b;
-  }
-  return nullptr;
+  char* p = page->bump;
+  page->bump = p + page->block_size;
+  ++page->until_trigger;
+  return p;
 }
 
 void* Heap::malloc_small(std::size_t cls) noexcept {
@@ -148,17 +162,18 @@ void Heap::sync_current(std::size_t cls) noexcept {
 void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
   q.available.remove(page);
-  page->full = true;
   std::uint32_t capacity = page->capacity();
-  page->trigger = capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1);
+  page->set_trigger(capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1));
   q.full.push_front(page);
+  // Every object is handed out: count remote frees from here (free_remote).
+  page->remote_left.store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
   // Publish "full" before looking at the remote list one last time; a freeing
   // thread pushes before it reads in_full (both seq_cst), so at least one of
   // us sees the other and no remote free is stranded on the full list.
   page->in_full.store(true, std::memory_order_seq_cst);
   if (page->remote.load(std::memory_order_seq_cst) != nullptr) {
     collect_remote(page);
-    if (page->used <= page->trigger) move_to_front(page);
+    if (page->until_trigger <= 0) move_to_front(page);
   }
   sync_current(cls);
 }
@@ -166,8 +181,7 @@ void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
 void Heap::move_to_front(Page* page) noexcept {
   ClassQueue& q = queues[page->cls];
   q.full.remove(page);
-  page->full = false;
-  page->trigger = 0;
+  page->set_trigger(0);
   page->in_full.store(false, std::memory_order_relaxed);
   push_available(page->cls, page);
 }
@@ -178,12 +192,15 @@ void Heap::push_available(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
   Page* old_front = q.available.head;
   q.available.push_front(page);
-  if (old_front && old_front->used == 0) retire(old_front);
+  if (old_front && old_front->used() == 0) retire(old_front);
   sync_current(cls);
 }
 
 Page* Heap::refill(std::size_t cls) noexcept {
   ClassQueue& q = queues[cls];
+  // The owner is active: blocks emptied by other threads from now on get the
+  // same hysteresis as its own (free_remote discards beyond it).
+  if (unseen_empty.load(std::memory_order_relaxed) != 0) unseen_empty.store(0, std::memory_order_relaxed);
   if (q.full_has_remote.load(std::memory_order_relaxed) &&
       q.full_has_remote.exchange(false, std::memory_order_acq_rel))
     q.scan_left = q.full.count;  // look at every full block once more
@@ -194,9 +211,9 @@ Page* Heap::refill(std::size_t cls) noexcept {
     while (q.scan_left > 0 && budget-- > 0 && q.full.head) {
       Page* page = q.full.head;
       --q.scan_left;
-      if (collect_remote(page) && page->used <= page->trigger) {
+      if (collect_remote(page) && page->until_trigger <= 0) {
         move_to_front(page);
-        if (page->used == 0 && page != q.available.head) retire(page);
+        if (page->used() == 0 && page != q.available.head) retire(page);
       } else {
         q.full.remove(page);
         q.full.push_back(page);
@@ -229,13 +246,12 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
   std::uint32_t size = kClassSize[cls];
   page->block_size = static_cast<std::uint16_t>(size);
   page->cls = static_cast<std::uint8_t>(cls);
-  page->bump = page->start();
-  page->bump_end = page->bump + cfg::kPageSize / size * size;
+  page->bump = page->bump_end = page->start();
+  page->open_fresh();
   page->free = nullptr;
-  page->used = 0;
+  page->until_trigger = 0;
   page->trigger = 0;
   page->flags = 0;
-  page->full = false;
   page->state = PageState::kInClass;
   page->prev = page->next = nullptr;
   page->in_full.store(false, std::memory_order_relaxed);
@@ -249,7 +265,7 @@ SmallSegment* Heap::take_segment() noexcept {
   pthread_mutex_unlock(&g_pool_lock);
   if (!seg) seg = map_small_segment();
   if (!seg) return nullptr;
-  seg->heap = this;
+  seg->header.owner = this;
   push_segment_front(segments, seg);
   return seg;
 }
@@ -260,16 +276,16 @@ void Heap::free_local_slow(Page* page, void* p) noexcept {
   auto* b = static_cast<FreeBlock*>((page->flags & kPageInterior) ? page->object_start(p) : p);
   b->next = page->free;
   page->free = b;
-  if (--page->used == page->trigger) on_trigger(page);
+  if (--page->until_trigger == 0) on_trigger(page);
 }
 
 void Heap::on_trigger(Page* page) noexcept {
   // Vam §3.5: a full block that gets frees goes to the front of the available
   // list. Vam moves it at the first free; waiting for 1/kUnfullFraction of it
   // keeps a churn of single frees from moving blocks back and forth.
-  if (page->full) {
+  if (page->full()) {
     move_to_front(page);
-    if (page->used != 0) return;
+    if (page->used() != 0) return;
   }
   page_emptied(page);
 }
@@ -307,7 +323,7 @@ void Heap::release_page(Page* page) noexcept {
     // All unused and discarded: the segment goes to the global pool. Segments
     // are never unmapped, so a late remote free's read of a descriptor always
     // reads mapped memory.
-    seg->heap = nullptr;
+    seg->header.owner = nullptr;
     pthread_mutex_lock(&g_pool_lock);
     push_segment_front(g_segment_pool, seg);
     pthread_mutex_unlock(&g_pool_lock);
@@ -328,7 +344,7 @@ void Heap::release_all() noexcept {
     for (Page* page = q.available.head; page;) {
       Page* next = page->next;
       collect_remote(page);
-      if (page->used == 0) retire(page);
+      if (page->used() == 0) retire(page);
       page = next;
     }
     sync_current(cls);
@@ -339,20 +355,63 @@ void Heap::release_all() noexcept {
   }
 }
 
+namespace {
+
+// Every object of `page` may be on its remote list (the count says so): take
+// the list and count it. If it holds them all, nobody else can touch the block
+// until its owner looks again. An active owner will soon reuse it warm, so the
+// first few such blocks since the owner's last refill stay as they are; beyond
+// that the owner is idle or gone: discard the memory now and leave
+// kReclaimedBlock for the owner. Otherwise (or when kept) give the list back.
+void try_reclaim(Heap* owner, Page* page) noexcept {
+  FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
+  if (!list) return;  // the owner collected it meanwhile
+  std::uint32_t n = 1;
+  FreeBlock* tail = list;
+  while (tail->next) {
+    tail = tail->next;
+    ++n;
+  }
+  // With the objects in hand the owner cannot recycle the block, so its
+  // geometry is stable and the count is the proof.
+  if (n == page->capacity() &&
+      (!owner || owner->unseen_empty.fetch_add(1, std::memory_order_relaxed) >= cfg::kRetainedEmptyPages)) {
+    discard(page->start(), cfg::kPageSize);
+    g_reclaimed_blocks.fetch_add(1, std::memory_order_relaxed);
+    page->remote.store(kReclaimedBlock, std::memory_order_release);
+    return;
+  }
+  FreeBlock* head = page->remote.load(std::memory_order_relaxed);
+  do {
+    tail->next = head;
+  } while (!page->remote.compare_exchange_weak(head, list, std::memory_order_seq_cst, std::memory_order_relaxed));
+}
+
+}  // namespace
+
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
-  Heap* owner = segment->heap;
+  Heap* owner = segment->header.owner;
   std::size_t cls = page->cls;
-  auto* b = reinterpret_cast<FreeBlock*>(page->object_start(p));
+  // Only blocks of aligned objects need the division that finds the start.
+  bool interior = __atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior;
+  auto* b = static_cast<FreeBlock*>(interior ? page->object_start(p) : p);
   FreeBlock* head = page->remote.load(std::memory_order_relaxed);
   do {
     b->next = head;
   } while (!page->remote.compare_exchange_weak(head, b, std::memory_order_seq_cst, std::memory_order_relaxed));
   // After the push (see Heap::move_to_full): tell the owner if the block is on
   // its full list. The descriptor stays mapped even if the owner has meanwhile
-  // collected this free and reused the block; the worst case is a spurious flag.
-  if (page->in_full.load(std::memory_order_seq_cst) && owner)
-    owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+  // collected this free and reused the block; the worst case is a spurious flag
+  // (or a spurious count, which try_reclaim's own count sees through).
+  if (page->in_full.load(std::memory_order_seq_cst)) {
+    // The last object of a full block: give its memory back now, whatever the
+    // owner is doing (a burst freed by another thread, an exited owner).
+    if (page->remote_left.fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
+    if (owner) owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+  }
 }
+
+std::size_t reclaimed_blocks() noexcept { return g_reclaimed_blocks.load(std::memory_order_relaxed); }
 
 // ---- heap lifecycle -----------------------------------------------------------
 
@@ -416,11 +475,12 @@ void heaps_unlock() noexcept {
 
 void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner, bool mark) noexcept {
   (void)segment;
+  if (page->remote.load(std::memory_order_relaxed) == kReclaimedBlock) report_misuse("double free of", p);
   if (page->state != PageState::kInClass) report_misuse("free(): pointer was not allocated by strata (unused page block):", p);
   char* object = page->object_start(p);
   if (object != p && !(page->flags & kPageInterior) && owner)
     report_misuse("free(): pointer is not the start of an object:", p);
-  if (object >= page->bump_end || (owner && object >= page->bump))
+  if (object >= page->objects_end() || (owner && object >= page->bump))
     report_misuse("free(): pointer was never allocated:", p);
   auto* words = reinterpret_cast<std::uintptr_t*>(object);
   if (words[1] == freed_cookie(object)) report_misuse("double free of", p);

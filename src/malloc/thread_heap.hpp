@@ -73,11 +73,24 @@ struct ClassQueue {
 extern Page g_empty_page;
 
 struct Heap {
+  Heap() = default;
+  // The heap of a thread that has none yet (or any more): owns nothing, every
+  // class slot is &g_empty_page. Threads start out pointing at it, so the fast
+  // paths need no null check and free()'s owner compare never matches.
+  struct NoThreadTag {};
+  constexpr explicit Heap(NoThreadTag) noexcept : current{} {
+    for (Page*& c : current) c = &g_empty_page;
+  }
+
   // Fast path table: the front of each class's available list (or &g_empty_page;
   // always &g_empty_page in checked mode, which sends every malloc to the slow path).
   Page* current[kClassCount];
   ClassQueue queues[kClassCount];
   PageList empty_pages;         // retained empty blocks, most recently emptied first
+  // Blocks other threads' frees emptied since this heap last refilled (see
+  // free_remote): the first kRetainedEmptyPages stay resident for the owner to
+  // reuse warm, later ones -- the owner is idle or gone -- are discarded.
+  std::atomic<std::uint32_t> unseen_empty{0};
   SmallSegment* segments = nullptr;  // segments this heap owns
   Heap* next_heap = nullptr;    // registry of all heaps
   Heap* next_abandoned = nullptr;
@@ -111,8 +124,10 @@ struct Heap {
   SmallSegment* take_segment() noexcept;
 };
 
-// Remote free: p belongs to a block owned by another heap (or by none).
+// Remote free: p belongs to a block owned by another heap (or by none). The
+// free that hands back the last object of a full block discards the block.
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept;
+std::size_t reclaimed_blocks() noexcept;  // blocks discarded that way (statistics)
 
 // Heap lifecycle (locked registry; never on a fast path).
 Heap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "large_heap.hpp"
 #include "os.hpp"
 #include "strata/strata.h"
 #include "thread_heap.hpp"
@@ -191,6 +192,75 @@ TEST(StrataThreads, AnExitedThreadsFreedMemoryIsReusedByTheNextThread) {
     for (void* p : mine) strata_free(p);
   }).join();
   EXPECT_TRUE(reused);
+}
+
+// A burst of small objects allocated by one thread and freed by another: the
+// freeing thread discards each block as it hands back the block's last object,
+// while the owner sits idle; afterwards the owner reuses the blocks, whose
+// memory reads as zeros (it was discarded) and holds new objects intact.
+TEST(StrataThreads, ABurstFreedOnAnotherThreadIsDiscardedWhileTheOwnerIdles) {
+  constexpr std::size_t kSize = 64;
+  constexpr std::size_t kBlocks = 64 / kScale;
+  constexpr std::size_t kCount = kBlocks * (64 * 1024 / kSize);
+  std::vector<void*> objects(kCount);
+  std::mutex mu;
+  std::condition_variable cv;
+  int stage = 0;  // 1: allocated, 2: freed by the other thread
+  auto wait_for = [&](int s) {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return stage >= s; });
+  };
+  auto advance = [&](int s) {
+    std::lock_guard lock(mu);
+    stage = s;
+    cv.notify_all();
+  };
+  std::size_t reclaimed_before = strata::malloc_detail::reclaimed_blocks();
+  std::size_t reclaimed_after = 0;
+  bool reused_and_intact = true;
+  std::thread owner([&] {
+    for (auto& p : objects) {
+      p = strata_malloc(kSize);
+      std::memset(p, 0xab, kSize);
+    }
+    advance(1);
+    wait_for(2);  // idle (no allocation) while the other thread frees
+    reclaimed_after = strata::malloc_detail::reclaimed_blocks();
+    std::vector<unsigned char*> again(kCount);
+    for (std::size_t i = 0; i < kCount; ++i) {
+      again[i] = static_cast<unsigned char*>(strata_malloc(kSize));
+      std::memset(again[i], static_cast<int>(i & 0xff), kSize);
+    }
+    for (std::size_t i = 0; i < kCount; ++i) {
+      for (std::size_t j = 0; j < kSize; ++j) reused_and_intact = reused_and_intact && again[i][j] == (i & 0xff);
+      strata_free(again[i]);
+    }
+  });
+  std::thread freer([&] {
+    wait_for(1);
+    for (void* p : objects) strata_free(p);
+    advance(2);
+  });
+  freer.join();
+  owner.join();
+  // Every block but the owner's current one (still open for allocation) went
+  // full; all but the first kRetainedEmptyPages (kept warm for the owner) are
+  // discarded by the freeing thread.
+  EXPECT_GE(reclaimed_after - reclaimed_before, kBlocks - 1 - strata::malloc_config::kRetainedEmptyPages);
+  EXPECT_TRUE(reused_and_intact);
+}
+
+// A large free never waits for its arena's lock: with every arena locked (as
+// fork does), another thread's free returns at once, leaving the chunk on the
+// arena's deferred list; the next lock holder releases it.
+TEST(StrataThreads, ALargeFreeDoesNotWaitForABusyArena) {
+  void* p = strata_malloc(100000);
+  ASSERT_NE(p, nullptr);
+  std::size_t live = strata::malloc_detail::large_stats().live_objects;
+  strata::malloc_detail::large_lock_all();
+  std::thread([&] { strata_free(p); }).join();  // hangs here if free waited for the lock
+  strata::malloc_detail::large_unlock_all();
+  EXPECT_EQ(strata::malloc_detail::large_stats().live_objects, live - 1);
 }
 
 TEST(StrataThreads, ConcurrentMixedSizesIncludingLargeAndHuge) {
