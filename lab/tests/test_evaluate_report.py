@@ -261,3 +261,17 @@ def test_report_command_rerenders_from_raw_results(results):
     assert str(results / "report.html") in first.stdout
     bad = lab("report", results / "plots")
     assert bad.returncode == 2 and "not an evaluation results folder" in bad.stderr
+
+
+def test_regions_unaffected_claim_is_judged_on_the_geometric_mean(results):
+    def claim_line():
+        md = report.render(results)["md"].read_text()
+        return [line for line in md.splitlines() if line.startswith("| Resilience") and "unaffected" in line][0]
+    # Fixed data: custom Adv3/Adv0 = 1.05/1.03 (glibc) and 0.81/0.8 (mimalloc): about 1.02 on average.
+    assert claim_line().endswith("| yes |") and "custom 1.01" in claim_line()
+    runs = list(csv.DictReader((results / "runs.csv").open()))
+    for row in runs:  # custom slows down by a third under Adv3 on every allocator
+        if row["mode"] == "custom" and row["preset"] == "Adv3":
+            row["program_seconds"] = str(float(row["program_seconds"]) * 4 / 3)
+    write_csv(results / "runs.csv", evaluate.RUN_FIELDS, runs)
+    assert claim_line().endswith("| **no** |")
