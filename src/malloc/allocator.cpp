@@ -413,6 +413,10 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
     return nullptr;
   }
   if (align <= cfg::kMinAlign) return allocate(size);
+  // A zero-byte object still needs a byte of its own: carved from a padded
+  // block, its aligned pointer could otherwise be that block's end, which is
+  // the next object's start (and freeing it would free the neighbour).
+  if (size == 0) size = 1;
   if (size > kMaxRequest) {
     errno = ENOMEM;
     return nullptr;
