@@ -24,6 +24,8 @@ struct HugeStats {
   std::size_t live_objects = 0;
   std::size_t live_bytes = 0;   // mapped for live objects
   std::size_t cached_bytes = 0;
+  std::size_t cache_entries = 0;
+  std::size_t reused_bytes = 0;  // cached pages handed out again, in total
 };
 HugeStats huge_stats() noexcept;
 
