@@ -46,30 +46,48 @@ void cache_remove_at(std::size_t i) noexcept {
 // Pieces smaller than this are not worth an entry (nor a system call).
 constexpr std::size_t kMinPiece = 16 * cfg::kOsPageSize;
 
-// The smallest cached mapping of at least `bytes` that can hold a huge header
-// where it is (segment-aligned). What it has beyond `bytes` stays in the cache
-// as a piece of its own: resident pages for the next request.
+std::uintptr_t align_up_to_segment(const void* p) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(p) + cfg::kSegmentSize - 1) & ~(cfg::kSegmentSize - 1);
+}
+
+// A run of `bytes` at a segment-aligned address inside the smallest cached
+// run that has one: the object's header can live there and no page moves.
+// The run's parts before and behind stay in the cache as pieces of their own
+// (a sliver behind goes with the object).
 void* take_cached(std::size_t bytes, std::size_t& got) noexcept {
-  void* found = nullptr;
+  char* found = nullptr;
+  void* sliver_before = nullptr;
+  std::size_t sliver_bytes = 0;
   pthread_mutex_lock(&g_cache_lock);
   std::size_t best = g_cache_count;
-  for (std::size_t i = 0; i < g_cache_count; ++i)
-    if (g_cache[i].bytes >= bytes && segment_aligned(g_cache[i].base) &&
-        (best == g_cache_count || g_cache[i].bytes < g_cache[best].bytes))
-      best = i;
+  for (std::size_t i = 0; i < g_cache_count; ++i) {
+    std::uintptr_t start = align_up_to_segment(g_cache[i].base);
+    std::uintptr_t end = reinterpret_cast<std::uintptr_t>(g_cache[i].base) + g_cache[i].bytes;
+    if (start + bytes <= end && (best == g_cache_count || g_cache[i].bytes < g_cache[best].bytes)) best = i;
+  }
   if (best < g_cache_count) {
-    found = g_cache[best].base;
-    got = g_cache[best].bytes;
-    if (got - bytes >= kMinPiece) {  // split in place: no system call
-      g_cache[best].base = static_cast<char*>(found) + bytes;
-      g_cache[best].bytes = got - bytes;
-      g_cache_bytes -= bytes;
-      got = bytes;
-    } else {
-      cache_remove_at(best);
+    CachedMapping run = g_cache[best];
+    cache_remove_at(best);
+    found = reinterpret_cast<char*>(align_up_to_segment(run.base));
+    std::size_t before = static_cast<std::size_t>(found - static_cast<char*>(run.base));
+    std::size_t behind = run.bytes - before - bytes;
+    got = behind >= kMinPiece ? bytes : bytes + behind;
+    if (behind >= kMinPiece) {  // a slot is free: this run's own
+      g_cache[g_cache_count++] = {found + bytes, behind};
+      g_cache_bytes += behind;
+    }
+    if (before > 0) {
+      if (g_cache_count < cfg::kHugeCacheEntries) {
+        g_cache[g_cache_count++] = {run.base, before};
+        g_cache_bytes += before;
+      } else {
+        sliver_before = run.base;
+        sliver_bytes = before;
+      }
     }
   }
   pthread_mutex_unlock(&g_cache_lock);
+  if (sliver_before) unmap(sliver_before, sliver_bytes);
   if (found) {
     area_add(found);  // a header lives here again
     g_reused_bytes.fetch_add(got, std::memory_order_relaxed);
