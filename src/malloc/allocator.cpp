@@ -11,7 +11,7 @@
 //   │                          frees through an atomic list per block
 //   ├─ LargeArena (large_heap) shared regions, boundary tags, segregated good fit,
 //   │                          splitting, immediate coalescing; locked
-//   └─ huge (huge_heap)        one mapping per object, small reuse cache
+//   └─ huge (huge_heap)        one mapping per object, a cache of resident runs
 //   allocator.cpp (this file)  SizeDispatch by request size on malloc and by
 //                              segment kind on free; realloc/calloc/aligned in C
 //                              semantics; start-up, environment, fork, checked mode

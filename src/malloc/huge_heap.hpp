@@ -1,9 +1,11 @@
 // Huge objects (> kLargeMax): straight from the OS, one mapping each (Vam's
 // "extremely large" objects). The mapping starts with a segment header, so
-// free() finds it like any other segment. Freed mappings go to a small cache
-// (kHugeCacheBytes) so that a loop allocating and freeing a big buffer does
-// not pay mmap, munmap and the page faults each turn; the cache is the
-// hysteresis, and what does not fit in it is unmapped at once.
+// free() finds it like any other segment. Freed mappings go to a cache of
+// resident runs of pages (kHugeCacheBytes, kHugeCacheEntries): a request
+// reuses a run where it is, or has the kernel move cached pages into its new
+// mapping (mremap), so that a program that allocates, grows and frees big
+// buffers does not pay a page fault per page each turn (issue 12's `large`).
+// What does not fit in the cache is unmapped at once.
 #pragma once
 #include <cstddef>
 
@@ -17,7 +19,8 @@ std::size_t huge_usable_size(const void* p) noexcept;
 // In place (shrinking unmaps the tail), or false.
 bool huge_resize(void* p, std::size_t size) noexcept;
 // Grow by moving the pages (mremap), not the bytes: a new aligned place, the
-// old pages moved there by the kernel, fresh pages behind. nullptr if it cannot.
+// old pages moved there by the kernel, cached pages (or fresh ones) behind.
+// nullptr if it cannot.
 void* huge_move(void* p, std::size_t size) noexcept;
 
 struct HugeStats {
