@@ -525,7 +525,7 @@ void print_stats_to(int fd) noexcept {
   HugeStats huge = huge_stats();
   r.str("  huge: live ").num(huge.live_objects).str(" objects (").bytes(huge.live_bytes).str(" mapped), cached ")
       .bytes(huge.cached_bytes).str(" in ").num(huge.cache_entries).str(" runs, reused from the cache ")
-      .bytes(huge.reused_bytes).put('\n');
+      .bytes(huge.reused_bytes).str(", pages moved ").bytes(huge.moved_bytes).put('\n');
   struct rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   r.str("  mapped now ").bytes(mapped_bytes()).str(", peak RSS ").bytes(static_cast<std::uint64_t>(usage.ru_maxrss) * 1024)

@@ -32,6 +32,7 @@ std::size_t g_cache_bytes = 0;
 std::atomic<std::size_t> g_live_objects{0};
 std::atomic<std::size_t> g_live_bytes{0};
 std::atomic<std::size_t> g_reused_bytes{0};  // handed out again from the cache
+std::atomic<std::size_t> g_moved_bytes{0};   // of which moved by the kernel (mremap), and realloc moves
 
 std::size_t round_to_os_page(std::size_t n) noexcept { return (n + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1); }
 bool segment_aligned(const void* p) noexcept { return reinterpret_cast<std::uintptr_t>(p) % cfg::kSegmentSize == 0; }
@@ -139,6 +140,7 @@ std::size_t fill_from_cache(char* dest, std::size_t bytes) noexcept {
   for (std::size_t i = 0; i < n_moves; ++i) {
     if (move_pages(moves[i].from, moves[i].bytes, moves[i].bytes, dest + filled)) {
       g_reused_bytes.fetch_add(moves[i].bytes, std::memory_order_relaxed);
+      g_moved_bytes.fetch_add(moves[i].bytes, std::memory_order_relaxed);
     } else {
       unmap(moves[i].from, moves[i].bytes);  // the destination stays fresh there
     }
@@ -338,6 +340,7 @@ void* huge_move(void* p, std::size_t size) noexcept {
     return nullptr;
   }
   area_remove(old_base);
+  g_moved_bytes.fetch_add(old_bytes, std::memory_order_relaxed);
   fill_from_cache(static_cast<char*>(target) + old_bytes, bytes - old_bytes);
   g_live_bytes.fetch_add(bytes - old_bytes, std::memory_order_relaxed);
   auto* moved = static_cast<SegmentHeader*>(target);
@@ -355,6 +358,7 @@ HugeStats huge_stats() noexcept {
   s.cache_entries = g_cache_count;
   pthread_mutex_unlock(&g_cache_lock);
   s.reused_bytes = g_reused_bytes.load(std::memory_order_relaxed);
+  s.moved_bytes = g_moved_bytes.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -29,6 +29,7 @@ struct HugeStats {
   std::size_t cached_bytes = 0;
   std::size_t cache_entries = 0;
   std::size_t reused_bytes = 0;  // cached pages handed out again, in total
+  std::size_t moved_bytes = 0;   // pages moved by mremap (from the cache, or by a realloc)
 };
 HugeStats huge_stats() noexcept;
 

@@ -97,6 +97,7 @@ TEST(StrataHuge, AFreedObjectsPagesServeTheNextHugeAllocation) {
   EXPECT_GE(after.reused_bytes - before.reused_bytes, kSize - cfg::kSegmentSize / 4)
       << "most of the new object's pages come from the cache";
   EXPECT_LT(after.cached_bytes, freed.cached_bytes);
+  EXPECT_LE(after.moved_bytes - before.moved_bytes, after.reused_bytes - before.reused_bytes) << "moved pages are reused pages";
   std::memset(b, 0xcd, kSize + 100000);
   strata_free(b);
 }
