@@ -66,7 +66,7 @@ inline constexpr std::size_t kLargeSpareRegions = 2;
 // Freed huge mappings kept for reuse (bytes, in total), so that a program that
 // allocates and frees a big buffer in a loop does not mmap/munmap each time.
 inline constexpr std::size_t kHugeCacheBytes = 64 * 1024 * 1024;
-inline constexpr std::size_t kHugeCacheEntries = 16;
+inline constexpr std::size_t kHugeCacheEntries = 32;
 
 // The OS page, for discarding (the real one is asked at run time; this is the
 // granularity we assume for rounding and never exceeds the real one on x86-64).

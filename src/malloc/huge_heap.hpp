@@ -1,9 +1,11 @@
 // Huge objects (> kLargeMax): straight from the OS, one mapping each (Vam's
 // "extremely large" objects). The mapping starts with a segment header, so
-// free() finds it like any other segment. Freed mappings go to a small cache
-// (kHugeCacheBytes) so that a loop allocating and freeing a big buffer does
-// not pay mmap, munmap and the page faults each turn; the cache is the
-// hysteresis, and what does not fit in it is unmapped at once.
+// free() finds it like any other segment. Freed mappings go to a cache of
+// resident runs of pages (kHugeCacheBytes, kHugeCacheEntries): a request
+// reuses a run where it is, or has the kernel move cached pages into its new
+// mapping (mremap), so that a program that allocates, grows and frees big
+// buffers does not pay a page fault per page each turn (issue 12's `large`).
+// What does not fit in the cache is unmapped at once.
 #pragma once
 #include <cstddef>
 
@@ -17,13 +19,17 @@ std::size_t huge_usable_size(const void* p) noexcept;
 // In place (shrinking unmaps the tail), or false.
 bool huge_resize(void* p, std::size_t size) noexcept;
 // Grow by moving the pages (mremap), not the bytes: a new aligned place, the
-// old pages moved there by the kernel, fresh pages behind. nullptr if it cannot.
+// old pages moved there by the kernel, cached pages (or fresh ones) behind.
+// nullptr if it cannot.
 void* huge_move(void* p, std::size_t size) noexcept;
 
 struct HugeStats {
   std::size_t live_objects = 0;
   std::size_t live_bytes = 0;   // mapped for live objects
   std::size_t cached_bytes = 0;
+  std::size_t cache_entries = 0;
+  std::size_t reused_bytes = 0;  // cached pages handed out again, in total
+  std::size_t moved_bytes = 0;   // pages moved by mremap (from the cache, or by a realloc)
 };
 HugeStats huge_stats() noexcept;
 

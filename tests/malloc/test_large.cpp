@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "config.hpp"
+#include "huge_heap.hpp"
 #include "large_heap.hpp"
 #include "os.hpp"
 #include "strata/strata.h"
@@ -74,6 +76,74 @@ TEST(StrataPages, AMallocFreeLoopOnABlockBoundaryDoesNotDiscard) {
     EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), before);
     for (void* p : fill) strata_free(p);
   }).join();
+}
+
+// ---- Huge objects (> kLargeMax): the cache of freed runs ----------------------
+using strata::malloc_detail::huge_stats;
+
+TEST(StrataHuge, AFreedObjectsPagesServeTheNextHugeAllocation) {
+  constexpr std::size_t kSize = 3 * 1024 * 1024 + 12345;
+  auto before = huge_stats();
+  auto* a = static_cast<unsigned char*>(strata_malloc(kSize));
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 0xab, kSize);
+  strata_free(a);
+  auto freed = huge_stats();
+  EXPECT_GE(freed.cached_bytes, kSize) << "the freed run stays mapped in the cache";
+  // A little bigger: assembled from the cached run (moved or in place), not fresh.
+  auto* b = static_cast<unsigned char*>(strata_malloc(kSize + 100000));
+  ASSERT_NE(b, nullptr);
+  auto after = huge_stats();
+  EXPECT_GE(after.reused_bytes - before.reused_bytes, kSize - cfg::kSegmentSize / 4)
+      << "most of the new object's pages come from the cache";
+  EXPECT_LT(after.cached_bytes, freed.cached_bytes);
+  EXPECT_LE(after.moved_bytes - before.moved_bytes, after.reused_bytes - before.reused_bytes) << "moved pages are reused pages";
+  std::memset(b, 0xcd, kSize + 100000);
+  strata_free(b);
+}
+
+TEST(StrataHuge, CachedBytesAreBoundedAndTheRestIsUnmapped) {
+  std::vector<void*> objects;
+  for (int i = 0; i < 40; ++i) {
+    std::size_t size = (5 + static_cast<std::size_t>(i % 4)) * 1024 * 1024;
+    objects.push_back(strata_malloc(size));
+    ASSERT_NE(objects.back(), nullptr);
+    std::memset(objects.back(), i, size);
+  }
+  auto mapped_live = strata::malloc_detail::mapped_bytes();
+  for (void* p : objects) strata_free(p);
+  auto s = huge_stats();
+  EXPECT_LE(s.cached_bytes, cfg::kHugeCacheBytes);
+  EXPECT_LE(s.cache_entries, cfg::kHugeCacheEntries);
+  // 40 objects of 5-8 MiB (~260 MiB) were live; all but the cache's bound is unmapped.
+  EXPECT_LE(strata::malloc_detail::mapped_bytes() + (200u << 20), mapped_live + cfg::kHugeCacheBytes);
+}
+
+TEST(StrataHuge, ReallocGrowthAndShrinkKeepTheContents) {
+  std::vector<void*> keep;  // other huge objects around, so that growth must move or use the cache
+  std::size_t size = 2 * 1024 * 1024 + 4096;
+  auto* p = static_cast<unsigned char*>(strata_malloc(size));
+  ASSERT_NE(p, nullptr);
+  for (std::size_t i = 0; i < size; ++i) p[i] = static_cast<unsigned char>(i * 7 + 1);
+  for (int step = 0; step < 12; ++step) {
+    keep.push_back(strata_malloc(3 * 1024 * 1024));  // neighbours, and freed runs for the cache
+    if (step % 3 == 2) {
+      strata_free(keep.front());
+      keep.erase(keep.begin());
+    }
+    std::size_t next = step % 4 == 3 ? size / 3 + cfg::kLargeMax : size + 1024 * 1024 + 4096 * static_cast<std::size_t>(step);
+    auto* q = static_cast<unsigned char*>(strata_realloc(p, next));
+    ASSERT_NE(q, nullptr);
+    std::size_t kept = next < size ? next : size;
+    for (std::size_t i = 0; i < kept; i += 511) ASSERT_EQ(q[i], static_cast<unsigned char>(i * 7 + 1)) << "at " << i;
+    ASSERT_EQ(q[kept - 1], static_cast<unsigned char>((kept - 1) * 7 + 1));
+    ASSERT_GE(strata_usable_size(q), next);
+    for (std::size_t i = kept; i < next; ++i) q[i] = static_cast<unsigned char>(i * 7 + 1);
+    p = q;
+    size = next;
+  }
+  strata_free(p);
+  for (void* k : keep) strata_free(k);
 }
 
 }  // namespace
