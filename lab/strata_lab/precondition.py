@@ -82,7 +82,7 @@ def command(args) -> int:
         "occupancy": preset.occupancy, "seed": args.seed, "command": list(args.command),
         "program_seconds": report["program_ns"] / 1e9,
         "precondition_seconds": report["precondition_ns"] / 1e9,
-        "peak_rss_bytes": result.peak_rss_bytes,
+        "peak_rss_bytes": runner.program_peak_rss(result, report),
         "precondition": {k: report[k] for k in ("allocated_objects", "allocated_bytes", "failed_allocations",
                                                 "freed_objects", "kept_objects", "kept_bytes")},
         "exit_status": result.status_json(),
@@ -94,5 +94,5 @@ def command(args) -> int:
           f"occupancy {preset.occupancy:g}, seed {args.seed}): preconditioning kept {pre['kept_objects']:,} of "
           f"{pre['allocated_objects']:,} objects ({pre['kept_bytes']:,} bytes) in "
           f"{summary['precondition_seconds'] * 1e3:.1f} ms; program {summary['program_seconds']:.6f} s; "
-          f"peak RSS {result.peak_rss_bytes / 2**20:.1f} MiB")
+          f"peak RSS {summary['peak_rss_bytes'] / 2**20:.1f} MiB")
     return 0

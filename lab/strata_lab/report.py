@@ -710,10 +710,11 @@ def setup_section(r: Results) -> Section:
         f"{', '.join(f'{x:.2f}' for x in m.get('load_average_at_start', []))}.")
     floors = [x["parent_rss_bytes"] for x in r.runs if x.get("parent_rss_bytes")]
     if floors:
-        s.p(f"Peak RSS is the program's ru_maxrss. Linux counts in it the memory of the process that started it "
-            f"(the evaluation, {min(floors) / MIB:.0f}–{max(floors) / MIB:.0f} MiB resident): a program smaller than "
-            "that shows that figure. Peak heap in use (smaps samples of the program's own heap mappings) has no "
-            "such floor, and the fragmentation ratio is computed from it.")
+        s.p(f"Peak RSS is the program's own resident high-water mark (VmHWM at exit, recorded by the "
+            f"preconditioner). Only a run without that record falls back to ru_maxrss, which Linux makes at least "
+            f"the memory of the process that started it (the evaluation, {min(floors) / MIB:.0f}–"
+            f"{max(floors) / MIB:.0f} MiB resident). Peak heap in use (smaps samples of the program's own heap "
+            "mappings) counts the heap alone, and the fragmentation ratio is computed from it.")
     s.table(["allocator", "library", "version"],
             [[a, v.get("library") or "(the C library)", v.get("version") or ""]
              for a, v in meta.get("allocators", {}).items()])

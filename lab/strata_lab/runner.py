@@ -150,3 +150,11 @@ def run(command: Sequence[str], preload: Sequence[str], variables: dict,
             stderr_tail = err.read().decode(errors="replace")
     return RunResult(list(command), process.pid, process.returncode, wall, usage.ru_maxrss * 1024,
                      stdout, stderr_tail, timed_out)
+
+
+def program_peak_rss(result: RunResult, precondition_report: Optional[dict]) -> Optional[int]:
+    """The program's own peak RSS: the preconditioner's VmHWM at exit when it
+    recorded one. ru_maxrss (the fallback) also counts the pre-exec copy of
+    the process that started the program: a floor of the lab's own ~25 MiB."""
+    own = precondition_report.get("peak_resident_bytes") if precondition_report else None
+    return own if own else result.peak_rss_bytes

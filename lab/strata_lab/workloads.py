@@ -440,7 +440,7 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
         "program_seconds": report["program_ns"] / 1e9 if ok else None,
         "precondition_seconds": report["precondition_ns"] / 1e9 if ok else None,
         "wall_seconds": result.wall_ns / 1e9,
-        "peak_rss_bytes": result.peak_rss_bytes,
+        "peak_rss_bytes": runner.program_peak_rss(result, report),
         "peak_heap_resident_bytes": max((row[1] for row in sampler.rows), default=None),
         "kept_bytes": report.get("kept_bytes") if report else None,
         "stderr_tail": result.stderr_tail or "",

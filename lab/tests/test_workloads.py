@@ -239,6 +239,20 @@ def test_the_mode_reaches_the_program_and_the_run_reports_everything(tmp_path):
     assert workload.invocation("custom", 4, 5).env == {}
 
 
+def test_peak_rss_is_the_programs_own_not_the_lab_processes(tmp_path):
+    """Linux counts in a child's ru_maxrss the pre-exec copy of its parent
+    (this test process); the run reports the program's own VmHWM instead."""
+    import resource
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    ballast = bytearray(max(0, 200 * 2**20 - own))  # this process: at least 200 MiB resident
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    write_workload(tmp_path, "small", "echo checksum 0000000000000001\n")  # /bin/sh: a few MiB
+    result = W.run(W.registry(tmp_path)["small"], "naive", 1, 1, "glibc", "Adv0")
+    assert result["status"] == "ok"
+    assert 0 < result["peak_rss_bytes"] < 50 * 2**20, result["peak_rss_bytes"]
+    del ballast
+
+
 # --- every registered workload: same checksum in every mode and allocator ---
 
 def test_every_native_workload_is_built():

@@ -100,4 +100,22 @@ std::uint64_t heap_resident_bytes() noexcept {
   return sum.total();
 }
 
+std::uint64_t peak_resident_bytes() noexcept {
+  const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[4096];  // the whole file is about 1.5 KiB
+  std::size_t used = 0;
+  for (ssize_t got; used < sizeof buffer - 1 && (got = ::read(fd, buffer + used, sizeof buffer - 1 - used)) > 0;)
+    used += static_cast<std::size_t>(got);
+  ::close(fd);
+  buffer[used] = '\0';
+  const char* field = std::strstr(buffer, "\nVmHWM:");
+  if (field == nullptr) return 0;
+  std::uint64_t kilobytes = 0;
+  for (field += 7; *field == ' ' || *field == '\t'; ++field) {
+  }
+  for (; *field >= '0' && *field <= '9'; ++field) kilobytes = kilobytes * 10 + std::uint64_t(*field - '0');
+  return kilobytes * 1024;
+}
+
 }  // namespace strata::lab

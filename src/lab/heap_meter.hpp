@@ -17,6 +17,12 @@ namespace strata::lab {
 // Bytes in use now, or 0 when smaps cannot be read.
 std::uint64_t heap_resident_bytes() noexcept;
 
+// The process's resident high-water mark since its exec (VmHWM of
+// /proc/self/status), or 0 when it cannot be read. Unlike ru_maxrss it leaves
+// out the memory of the process that started it (Linux counts the pre-exec
+// image, a copy of the parent, in ru_maxrss).
+std::uint64_t peak_resident_bytes() noexcept;
+
 // Memory in use measured at peaks of live bytes, so that a peak shorter than
 // the fragmentation meter's sampling interval is not missed. A sample is taken
 //   - when live bytes fall just after a new peak (the peak is over and its

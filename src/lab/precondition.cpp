@@ -19,6 +19,7 @@
 #include "clock.hpp"
 #include "env.hpp"
 #include "file_writer.hpp"
+#include "heap_meter.hpp"
 #include "lab_memory.hpp"
 #include "process_exit.hpp"
 #include "profile_reader.hpp"
@@ -141,7 +142,8 @@ void write_report(const Settings& s, const Outcome& o, std::uint64_t exit_ns) no
   if (exit_ns == 0)
     out.text("null,\n  \"program_ns\": null\n}\n");
   else
-    out.text("").number(exit_ns).text(",\n  \"program_ns\": ").number(exit_ns - o.end_ns).text("\n}\n");
+    out.text("").number(exit_ns).text(",\n  \"program_ns\": ").number(exit_ns - o.end_ns)
+        .text(",\n  \"peak_resident_bytes\": ").number(peak_resident_bytes()).text("\n}\n");
   if (!out.commit()) complain("STRATA_LAB_PRECOND_REPORT", "cannot write ", path);
 }
 
