@@ -11,9 +11,9 @@ from typing import Optional
 INT_FIELDS = {"round", "order", "scale", "seed", "peak_rss_bytes", "parent_rss_bytes", "peak_heap_resident_bytes", "kept_bytes",
               "profile_peak_live_bytes", "total_objects", "total_bytes", "peak_live_objects", "peak_live_bytes",
               "realloc_calls", "free_calls", "instructions", "d1_misses", "ll_misses", "data_refs",
-              "peak_held_bytes", "peak_rss_added", "allocated_bytes"}
+              "peak_held_bytes", "peak_rss_added", "allocated_bytes", "peak_in_use_bytes", "peak_ideal_bytes"}
 FLOAT_FIELDS = {"program_seconds", "precondition_seconds", "wall_seconds", "fragmentation", "seconds",
-                "average_size", "total_to_peak_bytes"}
+                "average_size", "total_to_peak_bytes", "total_drag"}
 
 
 def _typed(row: dict) -> dict:

@@ -632,13 +632,19 @@ def section_heap_layers(r: Results) -> Section:
 
 
 def section_drag(r: Results) -> Optional[Section]:
-    """Hook for the drag measurements: rendered when the results folder holds
-    drag.json ({"title"?, "text"?, "header": [...], "rows": [[...]...],
-    "claims"?: [{"claim", "paper", "measured", "holds"}]}). Absent: no section."""
+    """The Drag section: from bench.csv's [bench.object-drag] rows when there
+    are any (so a re-render applies today's claims), else from drag.json
+    ({"title"?, "text"?, "header": [...], "rows": [[...]...],
+    "claims"?: [{"claim", "paper", "measured", "holds"}]}). Neither: no section."""
+    rows = [b for b in r.bench if b["bench"] == "object-drag"]
     path = r.folder / "drag.json"
-    if not path.is_file():
+    if rows:
+        from .drag import report_section
+        data = report_section(rows)
+    elif path.is_file():
+        data = json.loads(path.read_text())
+    else:
         return None
-    data = json.loads(path.read_text())
     s = Section("drag", data.get("title", "Drag"))
     if data.get("text"):
         s.p(data["text"])

@@ -254,6 +254,18 @@ def test_the_drag_hook_renders_when_its_file_is_present(results):
     assert "## Drag" in md and "| glibc | 1.5 |" in md
 
 
+def test_the_drag_section_is_rebuilt_from_the_raw_bench_rows(results):
+    bench = list(csv.DictReader((results / "bench.csv").open()))
+    for mode, drag in (("naive", "3.4"), ("reap", "1.0")):
+        bench.append({"bench": "object-drag", "round": "1", "contender": "geometry", "allocator": mode,
+                      "status": "ok", "scale": "15", "total_drag": drag, "peak_in_use_bytes": str(2048 * 1024),
+                      "peak_ideal_bytes": str(512 * 1024)})
+    write_csv(results / "bench.csv", evaluate.BENCH_FIELDS, bench)
+    (results / "drag.json").write_text(json.dumps({"header": ["stale"], "rows": [["stale"]]}))
+    md = report.render(results)["md"].read_text()
+    assert "| geometry | 15 | - | 3.40 | 1.00 | 2,048 / 512 KiB |" in md and "stale" not in md
+
+
 def test_report_command_rerenders_from_raw_results(results):
     from conftest import lab
     first = lab("report", results)
