@@ -47,6 +47,22 @@ void cache_remove_at(std::size_t i) noexcept {
 // Pieces smaller than this are not worth an entry (nor a system call).
 constexpr std::size_t kMinPiece = 16 * cfg::kOsPageSize;
 
+// Takes the first `want` bytes of cached piece i; the piece keeps the rest,
+// unless that would be a sliver (< kMinPiece): then the whole piece goes.
+// Returns the bytes taken: `want`, or the whole piece (more or less than it).
+std::size_t take_prefix(std::size_t i, std::size_t want) noexcept {
+  CachedMapping& m = g_cache[i];
+  if (m.bytes > want && m.bytes - want >= kMinPiece) {
+    m.base = static_cast<char*>(m.base) + want;
+    m.bytes -= want;
+    g_cache_bytes -= want;
+    return want;
+  }
+  std::size_t all = m.bytes;
+  cache_remove_at(i);
+  return all;
+}
+
 std::uintptr_t align_up_to_segment(const void* p) noexcept {
   return (reinterpret_cast<std::uintptr_t>(p) + cfg::kSegmentSize - 1) & ~(cfg::kSegmentSize - 1);
 }
@@ -119,21 +135,12 @@ std::size_t fill_from_cache(char* dest, std::size_t bytes) noexcept {
       if (g_cache[i].bytes > g_cache[largest].bytes) largest = i;
     }
     if (pick == g_cache_count) pick = largest;
-    CachedMapping& m = g_cache[pick];
-    auto* from = static_cast<char*>(m.base);
-    if (m.bytes > want && m.bytes - want >= kMinPiece) {
-      moves[n_moves++] = {from, want};
-      m.base = from + want;
-      m.bytes -= want;
-      g_cache_bytes -= want;
-      planned += want;
-    } else {
-      std::size_t take = m.bytes < want ? m.bytes : want;
-      moves[n_moves++] = {from, take};
-      if (m.bytes > take) unmap(from + take, m.bytes - take);  // a sliver: not worth keeping
-      cache_remove_at(pick);
-      planned += take;
-    }
+    auto* from = static_cast<char*>(g_cache[pick].base);
+    std::size_t taken = take_prefix(pick, want);
+    std::size_t used = taken < want ? taken : want;
+    if (taken > used) unmap(from + used, taken - used);  // a sliver: not worth keeping
+    moves[n_moves++] = {from, used};
+    planned += used;
   }
   pthread_mutex_unlock(&g_cache_lock);
   std::size_t filled = 0;
@@ -274,17 +281,10 @@ std::size_t take_adjacent(char* end, std::size_t at_most) noexcept {
   std::size_t got = 0;
   pthread_mutex_lock(&g_cache_lock);
   for (std::size_t i = 0; i < g_cache_count; ++i) {
-    if (g_cache[i].base != end) continue;
-    if (g_cache[i].bytes > at_most && g_cache[i].bytes - at_most >= kMinPiece) {
-      got = at_most;
-      g_cache[i].base = end + at_most;
-      g_cache[i].bytes -= at_most;
-      g_cache_bytes -= at_most;
-    } else {
-      got = g_cache[i].bytes;
-      cache_remove_at(i);
+    if (g_cache[i].base == end) {
+      got = take_prefix(i, at_most);
+      break;
     }
-    break;
   }
   pthread_mutex_unlock(&g_cache_lock);
   return got;

@@ -117,6 +117,12 @@ struct alignas(64) Page {
   }
   std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>(cfg::kPageSize / block_size); }
   char* objects_end() const noexcept { return start() + std::size_t{capacity()} * block_size; }
+  // Empty and untouched: bump from the start, the first OS page open.
+  void start_fresh() noexcept {
+    bump = bump_end = start();
+    open_fresh();
+    free = nullptr;
+  }
   // Let the bump pointer into the next OS page of fresh memory (at least one
   // object); false when the whole block is open already.
   bool open_fresh() noexcept {

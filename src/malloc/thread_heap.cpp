@@ -35,6 +35,25 @@ void mark_allocated(void* object) noexcept { static_cast<std::uintptr_t*>(object
 
 std::atomic<std::size_t> g_reclaimed_blocks{0};
 
+// The last block of a non-empty list; *count gets the list's length.
+FreeBlock* list_tail(FreeBlock* list, std::uint32_t* count) noexcept {
+  std::uint32_t n = 1;
+  while (list->next) {
+    list = list->next;
+    ++n;
+  }
+  *count = n;
+  return list;
+}
+
+// Push the chain first..last onto the block's remote list (any thread).
+void push_remote(Page* page, FreeBlock* first, FreeBlock* last) noexcept {
+  FreeBlock* head = page->remote.load(std::memory_order_relaxed);
+  do {
+    last->next = head;
+  } while (!page->remote.compare_exchange_weak(head, first, std::memory_order_seq_cst, std::memory_order_relaxed));
+}
+
 // Move the frees other threads pushed onto the block's own free list. A block a
 // freeing thread reclaimed (every object free, memory discarded) starts afresh.
 bool collect_remote(Page* page) noexcept {
@@ -42,19 +61,13 @@ bool collect_remote(Page* page) noexcept {
   FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
   if (!list) return false;
   if (list == kReclaimedBlock) {
-    page->bump = page->bump_end = page->start();
-    page->open_fresh();
-    page->free = nullptr;
+    page->start_fresh();
     page->until_trigger = -static_cast<std::int32_t>(page->trigger);  // used() == 0
     page->touched_pages = 0;  // the freeing thread discarded all of it
     return true;
   }
-  std::uint32_t n = 1;
-  FreeBlock* tail = list;
-  while (tail->next) {
-    tail = tail->next;
-    ++n;
-  }
+  std::uint32_t n;
+  FreeBlock* tail = list_tail(list, &n);
   tail->next = page->free;
   page->free = list;
   page->until_trigger -= static_cast<std::int32_t>(n);
@@ -246,9 +259,7 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
   std::uint32_t size = kClassSize[cls];
   page->block_size = static_cast<std::uint16_t>(size);
   page->cls = static_cast<std::uint8_t>(cls);
-  page->bump = page->bump_end = page->start();
-  page->open_fresh();
-  page->free = nullptr;
+  page->start_fresh();
   page->until_trigger = 0;
   page->trigger = 0;
   page->flags = 0;
@@ -366,12 +377,8 @@ namespace {
 void try_reclaim(Heap* owner, Page* page) noexcept {
   FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
   if (!list) return;  // the owner collected it meanwhile
-  std::uint32_t n = 1;
-  FreeBlock* tail = list;
-  while (tail->next) {
-    tail = tail->next;
-    ++n;
-  }
+  std::uint32_t n;
+  FreeBlock* tail = list_tail(list, &n);
   // With the objects in hand the owner cannot recycle the block, so its
   // geometry is stable and the count is the proof.
   if (n == page->capacity() &&
@@ -381,10 +388,7 @@ void try_reclaim(Heap* owner, Page* page) noexcept {
     page->remote.store(kReclaimedBlock, std::memory_order_release);
     return;
   }
-  FreeBlock* head = page->remote.load(std::memory_order_relaxed);
-  do {
-    tail->next = head;
-  } while (!page->remote.compare_exchange_weak(head, list, std::memory_order_seq_cst, std::memory_order_relaxed));
+  push_remote(page, list, tail);
 }
 
 }  // namespace
@@ -395,10 +399,7 @@ void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
   // Only blocks of aligned objects need the division that finds the start.
   bool interior = __atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior;
   auto* b = static_cast<FreeBlock*>(interior ? page->object_start(p) : p);
-  FreeBlock* head = page->remote.load(std::memory_order_relaxed);
-  do {
-    b->next = head;
-  } while (!page->remote.compare_exchange_weak(head, b, std::memory_order_seq_cst, std::memory_order_relaxed));
+  push_remote(page, b, b);
   // After the push (see Heap::move_to_full): tell the owner if the block is on
   // its full list. The descriptor stays mapped even if the owner has meanwhile
   // collected this free and reused the block; the worst case is a spurious flag
