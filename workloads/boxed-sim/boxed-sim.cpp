@@ -37,7 +37,6 @@
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::Mode;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -406,13 +405,6 @@ std::uint64_t simulate(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main(argc, argv, "boxed-sim", {Mode::custom, Mode::naive, Mode::reap},
-                                [](const Options& o) {
-                                  switch (o.mode) {
-                                    case Mode::custom: return simulate<PerClassPolicy>(o);
-                                    case Mode::naive: return simulate<MallocPolicy>(o);
-                                    case Mode::reap: return simulate<ReapPolicy>(o);
-                                  }
-                                  return std::uint64_t{0};
-                                });
+  return strata::workload::main_with_policies<PerClassPolicy, MallocPolicy, ReapPolicy>(
+      argc, argv, "boxed-sim", []<class Policy>(const Options& o) { return simulate<Policy>(o); });
 }

@@ -2,9 +2,12 @@
 // deterministic random source, the checksum of its result, and main().
 //
 //   int main(int argc, char** argv) {
-//     return strata::workload::main(argc, argv, "boxed-sim", {Mode::custom, Mode::naive, Mode::reap},
-//                                   [](const Options& o) { return simulate(o); });  // -> checksum
+//     return strata::workload::main(argc, argv, "cfrac", {Mode::naive},
+//                                   [](const Options& o) { return factor(o); });  // -> checksum
 //   }
+// or, when the modes are one template over three allocation policies,
+//   return strata::workload::main_with_policies<PerClassPolicy, MallocPolicy, ReapPolicy>(
+//       argc, argv, "boxed-sim", []<class Policy>(const Options& o) { return simulate<Policy>(o); });
 //
 // Command line: strata-wl-<name> --mode custom|naive|reap --scale N [--seed S]
 // Bad input is reported on stderr with exit status 2 before any work is done.
@@ -183,6 +186,22 @@ int main(int argc, char** argv, const char* name, std::initializer_list<Mode> mo
     std::fprintf(stderr, "strata-wl-%s: %s\n", name, error.what());
     return 1;
   }
+}
+
+// main() for a workload whose three modes differ only in the allocation
+// policy its code is instantiated with: run is a template lambda,
+//   []<class Policy>(const Options& o) { return simulate<Policy>(o); },
+// called with Custom, Naive or Reap as the mode says.
+template <class Custom, class Naive, class Reap, class Run>
+int main_with_policies(int argc, char** argv, const char* name, Run run) {
+  return main(argc, argv, name, {Mode::custom, Mode::naive, Mode::reap}, [&](const Options& o) -> std::uint64_t {
+    switch (o.mode) {
+      case Mode::custom: return run.template operator()<Custom>(o);
+      case Mode::naive: return run.template operator()<Naive>(o);
+      case Mode::reap: return run.template operator()<Reap>(o);
+    }
+    return 0;
+  });
 }
 
 }  // namespace strata::workload

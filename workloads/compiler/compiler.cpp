@@ -48,7 +48,6 @@
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::Mode;
 using strata::workload::NaiveRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
@@ -1640,12 +1639,6 @@ std::uint64_t compile(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main(argc, argv, "compiler", {Mode::custom, Mode::naive, Mode::reap}, [](const Options& o) {
-    switch (o.mode) {
-      case Mode::custom: return compile<ZoneArena>(o);
-      case Mode::naive: return compile<NaiveArena>(o);
-      case Mode::reap: return compile<ReapArena>(o);
-    }
-    return std::uint64_t{0};
-  });
+  return strata::workload::main_with_policies<ZoneArena, NaiveArena, ReapArena>(
+      argc, argv, "compiler", []<class Policy>(const Options& o) { return compile<Policy>(o); });
 }

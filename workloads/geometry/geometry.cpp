@@ -37,7 +37,6 @@
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::Mode;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -491,13 +490,6 @@ std::uint64_t evaluate_all(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main(argc, argv, "geometry", {Mode::custom, Mode::naive, Mode::reap},
-                                [](const Options& o) -> std::uint64_t {
-                                  switch (o.mode) {
-                                    case Mode::custom: return evaluate_all<CustomPolicy>(o);
-                                    case Mode::naive: return evaluate_all<NaivePolicy>(o);
-                                    case Mode::reap: return evaluate_all<ReapPolicy>(o);
-                                  }
-                                  return 0;
-                                });
+  return strata::workload::main_with_policies<CustomPolicy, NaivePolicy, ReapPolicy>(
+      argc, argv, "geometry", []<class Policy>(const Options& o) { return evaluate_all<Policy>(o); });
 }

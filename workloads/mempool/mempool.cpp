@@ -43,7 +43,6 @@
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::Mode;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -662,13 +661,6 @@ std::uint64_t sculpt(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main(argc, argv, "mempool", {Mode::custom, Mode::naive, Mode::reap},
-                                [](const Options& o) -> std::uint64_t {
-                                  switch (o.mode) {
-                                    case Mode::custom: return sculpt<CustomPolicy>(o);
-                                    case Mode::naive: return sculpt<NaivePolicy>(o);
-                                    case Mode::reap: return sculpt<ReapPolicy>(o);
-                                  }
-                                  return 0;
-                                });
+  return strata::workload::main_with_policies<CustomPolicy, NaivePolicy, ReapPolicy>(
+      argc, argv, "mempool", []<class Policy>(const Options& o) { return sculpt<Policy>(o); });
 }

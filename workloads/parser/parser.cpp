@@ -57,7 +57,6 @@
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::Mode;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -984,12 +983,6 @@ std::uint64_t run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main(argc, argv, "parser", {Mode::custom, Mode::naive, Mode::reap}, [](const Options& o) {
-    switch (o.mode) {
-      case Mode::custom: return run<XallocPolicy>(o);
-      case Mode::naive: return run<MallocPolicy>(o);
-      case Mode::reap: return run<ReapPolicy>(o);
-    }
-    return std::uint64_t{0};
-  });
+  return strata::workload::main_with_policies<XallocPolicy, MallocPolicy, ReapPolicy>(
+      argc, argv, "parser", []<class Policy>(const Options& o) { return run<Policy>(o); });
 }

@@ -38,7 +38,6 @@
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::Mode;
 using strata::workload::NaiveRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
@@ -368,12 +367,6 @@ std::uint64_t run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main(argc, argv, "router", {Mode::custom, Mode::naive, Mode::reap}, [](const Options& o) {
-    switch (o.mode) {
-      case Mode::custom: return run<ZonePolicy>(o);
-      case Mode::naive: return run<NaiveRegionPolicy>(o);
-      case Mode::reap: return run<ReapPolicy>(o);
-    }
-    return std::uint64_t{0};
-  });
+  return strata::workload::main_with_policies<ZonePolicy, NaiveRegionPolicy, ReapPolicy>(
+      argc, argv, "router", []<class Policy>(const Options& o) { return run<Policy>(o); });
 }

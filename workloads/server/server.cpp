@@ -49,7 +49,6 @@
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::Mode;
 using strata::workload::NaiveRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
@@ -581,12 +580,6 @@ std::uint64_t serve(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main(argc, argv, "server", {Mode::custom, Mode::naive, Mode::reap}, [](const Options& o) {
-    switch (o.mode) {
-      case Mode::custom: return serve<PoolPolicy>(o);
-      case Mode::naive: return serve<NaivePolicy>(o);
-      case Mode::reap: return serve<ReapPolicy>(o);
-    }
-    return std::uint64_t{0};
-  });
+  return strata::workload::main_with_policies<PoolPolicy, NaivePolicy, ReapPolicy>(
+      argc, argv, "server", []<class Policy>(const Options& o) { return serve<Policy>(o); });
 }
