@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import allocators, evalconfig, paths, precondition, runner, workloads
-from .drag import measure as drag_measure, report_section as drag_report_section, tool_dir as drag_tool_dir
+from .drag import measure as drag_measure, tool_dir as drag_tool_dir
 from .errors import LabError, ProgramFailed
 
 DEFAULT_CONFIG = paths.REPO_ROOT / "lab" / "configs" / "default.toml"
@@ -654,7 +654,6 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
 
             # Benchmark programs.
             bench_done = 0
-            drag_rows = []
             for step in steps:
                 if interrupt.requested:
                     break
@@ -664,9 +663,6 @@ def evaluate(config: evalconfig.Config, registry: dict, folder: Path, cachegrind
                 if interrupt.requested and row["status"] != "ok":
                     break
                 bench_log.write(row)
-                if row["bench"] == "object-drag":
-                    drag_rows.append(row)
-                    write_json(folder / "drag.json", drag_report_section(drag_rows))  # the report's Drag section
                 bench_done += 1
                 progress.finished(("bench", step[0], step[2]), time.monotonic() - start)
 

@@ -633,7 +633,7 @@ def section_heap_layers(r: Results) -> Section:
 
 def section_drag(r: Results) -> Optional[Section]:
     """The Drag section: from bench.csv's [bench.object-drag] rows when there
-    are any (so a re-render applies today's claims), else from drag.json
+    are any, else from a drag.json another tool left in the folder
     ({"title"?, "text"?, "header": [...], "rows": [[...]...],
     "claims"?: [{"claim", "paper", "measured", "holds"}]}). Neither: no section."""
     rows = [b for b in r.bench if b["bench"] == "object-drag"]
