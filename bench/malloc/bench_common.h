@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,24 @@ static inline uint64_t bench_check_object(const unsigned char *p, size_t min_siz
     for (size_t i = sizeof tag; i < size; i++)
       if (p[i] != fill) bench_fail("object body overwritten", p);
   }
+  return tag;
+}
+
+/* ---- threads' live bytes (larson, threadchurn, xfree) -------------------- */
+
+/* Adds delta to a thread's net byte count (allocated minus freed), which only
+ * that thread writes and the others read to sample the peak: a relaxed load
+ * and store, no read-modify-write. */
+static inline void bench_net_add(_Atomic int64_t *net, int64_t delta) {
+  atomic_store_explicit(net, atomic_load_explicit(net, memory_order_relaxed) + delta, memory_order_relaxed);
+}
+
+/* Checks a tagged object, takes its size off *net, frees it; returns its tag. */
+static inline uint64_t bench_check_and_free(unsigned char *p, size_t min_size, size_t max_size, int verify_full,
+                                            _Atomic int64_t *net) {
+  uint64_t tag = bench_check_object(p, min_size, max_size, verify_full);
+  bench_net_add(net, -(int64_t)bench_tag_size(tag));
+  free(p);
   return tag;
 }
 

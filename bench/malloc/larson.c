@@ -67,18 +67,12 @@ typedef struct side {
 
 static void *new_object(side *s, size_t size) {
   unsigned char *p = bench_new_object(s->seq_base + ++s->next_seq, size);
-  atomic_store_explicit(&s->net_bytes, atomic_load_explicit(&s->net_bytes, memory_order_relaxed) + (int64_t)size,
-                        memory_order_relaxed);
+  bench_net_add(&s->net_bytes, (int64_t)size);
   return p;
 }
 
 static void check_and_free(side *s, unsigned char *p) {
-  uint64_t tag = bench_check_object(p, g_min_size, g_max_size, s->verify_full);
-  s->checksum += tag;
-  atomic_store_explicit(&s->net_bytes,
-                        atomic_load_explicit(&s->net_bytes, memory_order_relaxed) - (int64_t)bench_tag_size(tag),
-                        memory_order_relaxed);
-  free(p);
+  s->checksum += bench_check_and_free(p, g_min_size, g_max_size, s->verify_full, &s->net_bytes);
 }
 
 /* Keep p in a random slot, freeing the object it displaces. */

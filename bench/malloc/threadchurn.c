@@ -62,16 +62,8 @@ static size_t draw_size(bench_rng *rng) {
   return 8192 + (size_t)(r % (kMaxSize - 8192 + 1));
 }
 
-static void add_bytes(thread_account *a, int64_t delta) {
-  atomic_store_explicit(&a->net_bytes, atomic_load_explicit(&a->net_bytes, memory_order_relaxed) + delta,
-                        memory_order_relaxed);
-}
-
 static void check_and_free(thread_account *a, unsigned char *p) {
-  uint64_t tag = bench_check_object(p, kMinSize, kMaxSize, g.verify_full);
-  a->checksum += tag;
-  add_bytes(a, -(int64_t)bench_tag_size(tag));
-  free(p);
+  a->checksum += bench_check_and_free(p, kMinSize, kMaxSize, g.verify_full, &a->net_bytes);
 }
 
 static void sample_peak(thread_account *a) {
@@ -90,7 +82,7 @@ static void *run_thread(void *argp) {
   for (uint64_t i = 0; i < g.ops; i++) {
     size_t size = draw_size(&rng);
     unsigned char *p = bench_new_object(++seq, size);
-    add_bytes(a, (int64_t)size);
+    bench_net_add(&a->net_bytes, (int64_t)size);
     if (bench_next(&rng) % g.transfer_every == 0) {
       uint64_t slot = bench_next(&place) % g.transfer;
       p = atomic_exchange_explicit(&g.table[slot], p, memory_order_acq_rel);

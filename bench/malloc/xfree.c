@@ -54,16 +54,8 @@ static size_t draw_size(bench_rng *rng) {
   return size > kMaxSize ? kMaxSize : size;
 }
 
-static void add_bytes(worker *w, int64_t delta) {
-  atomic_store_explicit(&w->net_bytes, atomic_load_explicit(&w->net_bytes, memory_order_relaxed) + delta,
-                        memory_order_relaxed);
-}
-
 static void check_and_free(worker *w, unsigned char *p) {
-  uint64_t tag = bench_check_object(p, kMinSize, kMaxSize, g.verify_full);
-  w->checksum += tag;
-  add_bytes(w, -(int64_t)bench_tag_size(tag));
-  free(p);
+  w->checksum += bench_check_and_free(p, kMinSize, kMaxSize, g.verify_full, &w->net_bytes);
 }
 
 static void receive_all(worker *w) {
@@ -82,7 +74,7 @@ static void *run_worker(void *arg) {
   for (uint64_t i = 0; i < g.ops; i++) {
     size_t size = draw_size(&w->alloc_rng);
     unsigned char *p = bench_new_object(++w->seq, size);
-    add_bytes(w, (int64_t)size);
+    bench_net_add(&w->net_bytes, (int64_t)size);
     uint64_t slot = bench_next(&w->place_rng) % g.window;
     unsigned char *old = w->slots[slot];
     w->slots[slot] = p;
