@@ -69,7 +69,8 @@ step "mimalloc (MI_MALLOC_VERSION $mimalloc_version) from $mimalloc_src"
 # includes (the version numbers, and a pkg-config path helper). Build from a
 # copy with stand-ins for those two files; the sources are untouched.
 mimalloc_tree=$out/src/mimalloc3
-rm -rf "$mimalloc_tree" && mkdir -p "$out/src" && cp -r "$mimalloc_src" "$mimalloc_tree"
+# (cp -a keeps the timestamps, so a second run rebuilds nothing)
+rm -rf "$mimalloc_tree" && mkdir -p "$out/src" && cp -a "$mimalloc_src" "$mimalloc_tree"
 if [ ! -f "$mimalloc_src/cmake/mimalloc-config-version.cmake" ]; then
   mkdir -p "$mimalloc_tree/cmake"
   cat >"$mimalloc_tree/cmake/mimalloc-config-version.cmake" <<CMAKE
@@ -114,6 +115,16 @@ mimalloc_so=$out/mimalloc3/libmimalloc.so
 snmalloc_so=$out/snmalloc/libsnmallocshim.so
 for so in "$mimalloc_so" "$snmalloc_so"; do
   [ -f "$so" ] || fail "expected $so after the build, it is not there"
+done
+
+# A preload that does not take effect is only a warning from ld.so: check
+# that a program's malloc really binds to each library, and to nothing else.
+for so in "$mimalloc_so" "$snmalloc_so"; do
+  bindings=$(cd / && LD_PRELOAD=$so LD_DEBUG=bindings /bin/ls / 2>&1 >/dev/null | grep "normal symbol \`malloc'" || true)
+  if [ -z "$bindings" ] || grep -qv " to $so " <<<"$bindings"; then
+    fail "malloc does not bind to $so under LD_PRELOAD:"$'\n'"${bindings:-(no binding of malloc at all)}"
+  fi
+  step "malloc binds to $so under LD_PRELOAD"
 done
 
 # A version note the benchmark report can quote.
