@@ -15,7 +15,7 @@ define configure
 	cmake --build build/$(1) -j $(JOBS)
 endef
 
-.PHONY: help setup build debug test test-asan test-tsan test-all test-python bench bench-run lab clean
+.PHONY: help setup build debug test test-asan test-tsan test-all test-python bench bench-run peers lab clean
 
 help:
 	@echo "make setup      install Debian packages and the lab's Python venv"
@@ -24,6 +24,7 @@ help:
 	@echo "make test-tsan  the threaded tests under ThreadSanitizer"
 	@echo "make test-all   all three (what CI runs)"
 	@echo "make bench      the benchmarks (ratios against peers; slow)"
+	@echo "make peers      build mimalloc 3 and snmalloc from crates.io sources into build/peers (needs cargo)"
 	@echo "make lab        build, run the evaluation, write results/latest/report.html"
 
 setup:
@@ -61,6 +62,11 @@ bench-run:
 	@for d in bench/*/; do \
 	  if [ -x $$d/run ]; then echo; echo "## $$d"; $$d/run build/release || exit 1; fi; \
 	done
+
+# mimalloc 3 and snmalloc, which Debian does not package, for bench/malloc/run
+# (contenders mimalloc3 and snmalloc). Sources through cargo; not part of test.
+peers:
+	JOBS=$(JOBS) tools/peers/build.sh
 
 # The evaluation (docs/lab.md, "Evaluation"): Release build, then the default
 # matrix; the report goes to results/<date-time>/ (results/latest). LAB_CONFIG
