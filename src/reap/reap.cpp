@@ -123,7 +123,13 @@ void require_live(const char* call, const strata_reap* reap, const void* ptr) {
   return ptr;
 }
 
-[[gnu::noinline]] void checked_free(const char* call, strata_reap* reap, void* ptr) {
+// Out of line and cold, like checked_free: the unchecked slow path then needs
+// no stack frame of its own.
+[[gnu::noinline, gnu::cold]] void* checked_malloc(strata_reap* reap, std::size_t size) noexcept {
+  return checked_record(reap, reap->malloc<true>(size));
+}
+
+[[gnu::noinline, gnu::cold]] void checked_free(const char* call, strata_reap* reap, void* ptr) {
   {
     std::lock_guard lock(check_mutex());
     require_live(call, reap, ptr);
@@ -227,7 +233,7 @@ void strata_reap_clear(strata_reap* reap) {
 // to slide or a new chunk, larger sizes, checked reaps.
 void* strata_reap_malloc_slow(strata_reap* reap, size_t size) {
   if (reap->checked) [[unlikely]]
-    return checked_record(reap, reap->malloc<true>(size));
+    return checked_malloc(reap, size);
   return reap->malloc<false>(size);
 }
 

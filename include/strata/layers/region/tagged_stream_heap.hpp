@@ -82,11 +82,20 @@ constexpr std::size_t tagged_slot_of(std::size_t size) noexcept { return (size +
 static_assert(tagged_slot_of(0) == 16 && tagged_slot_of(15) == 16 && tagged_slot_of(16) == 32);
 
 // The tag byte before an object: its slot in granules, 0 for a large object.
+// kInstrumented (the default): the byte may be hidden from ASan or Valgrind,
+// so read it through instrument::; false: a plain load, for the paths that
+// run only when neither watches (an unchecked reap outside ASan).
+template <bool kInstrumented = true>
 inline std::size_t tag_of(const void* object) noexcept {
-  return instrument::read_hidden_byte(static_cast<const unsigned char*>(object) - 1);
+  const auto* tag = static_cast<const unsigned char*>(object) - 1;
+  if constexpr (kInstrumented || instrument::kAsan) return instrument::read_hidden_byte(tag);
+  else return *tag;
 }
+template <bool kInstrumented = true>
 inline void set_tag(void* object, std::size_t granules) noexcept {
-  instrument::write_hidden_byte(static_cast<unsigned char*>(object) - 1, static_cast<unsigned char>(granules));
+  auto* tag = static_cast<unsigned char*>(object) - 1;
+  if constexpr (kInstrumented || instrument::kAsan) instrument::write_hidden_byte(tag, static_cast<unsigned char>(granules));
+  else *tag = static_cast<unsigned char>(granules);
 }
 
 // In front of every object too large for a tag.
@@ -180,9 +189,7 @@ class TaggedStreamHeap : public Super {
   // slot once per round, and only when somebody asks (statistics, free), so
   // the bump itself counts nothing (amortised O(1)).
   void catchUp() const noexcept {
-    for (std::size_t i = 0; i < pending_count_; ++i) walk(pending_[i].begin, pending_[i].end);
-    pending_count_ = 0;
-    walked_ = walk(walked_, cursor_->bump);
+    if (pending_count_ != 0 || walked_ != cursor_->bump) walkPending();
   }
 
   // Objects (and their usable bytes) handed out since clear(), freed or not;
@@ -200,10 +207,24 @@ class TaggedStreamHeap : public Super {
   static std::size_t usableOfSlot(std::size_t slot) noexcept {
     return slot > kMaxTaggedSlot ? slot - kLargeHeaderBytes - 1 : slot - 1;
   }
+  // Out of line: callers (statistics, a split) stay small. Whether ASan or
+  // Valgrind hides the tags is asked once per walk, not once per tag.
+  [[gnu::noinline]] void walkPending() const noexcept {
+    if (instrument::kAsan || instrument::valgrind_hooks_on()) walkPending<true>();
+    else walkPending<false>();
+  }
+  template <bool kInstrumented>
+  void walkPending() const noexcept {
+    for (std::size_t i = 0; i < pending_count_; ++i) walk<kInstrumented>(pending_[i].begin, pending_[i].end);
+    pending_count_ = 0;
+    walked_ = walk<kInstrumented>(walked_, cursor_->bump);
+  }
+
   // Counts the slots of [s, end); returns end.
+  template <bool kInstrumented = true>
   std::uintptr_t walk(std::uintptr_t s, std::uintptr_t end) const noexcept {
     while (s < end) {
-      std::size_t slot = tag_of(reinterpret_cast<const void*>(s)) * kTagGranule;
+      std::size_t slot = tag_of<kInstrumented>(reinterpret_cast<const void*>(s)) * kTagGranule;
       if (slot == 0) slot = reinterpret_cast<const LargeHeader*>(s)->slot_bytes;
       ++slots_;
       slot_bytes_ += usableOfSlot(slot);
