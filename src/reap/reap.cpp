@@ -272,6 +272,9 @@ void* strata_reap_realloc(strata_reap* reap, void* ptr, size_t size) {
   }
   const std::size_t usable = reap->getSize(ptr);
   if (size <= usable) return ptr;  // grows and shrinks within its slot in place
+  // The last object of the stream grows into the free space after it (a
+  // checked reap keeps every object's recorded size, so it always moves).
+  if (!reap->checked && reap->growLast(ptr, size)) return ptr;
   void* moved = allocate_any(reap, size);
   if (moved == nullptr) return nullptr;  // the old object stays as it was
   std::memcpy(moved, ptr, usable);
