@@ -38,6 +38,9 @@
 // to bump while any flag is set (closeInline: checked mode, freed objects
 // waiting). malloc() here is the out-of-line bump, with the same layout.
 //
+// growLast() lets realloc grow the object bumped last in place, as an obstack
+// grows its top object.
+//
 // free() of a stream object does nothing (region semantics: ClearOptimizedHeap
 // above reuses freed objects); free() of a mapped object unmaps it. Statistics
 // (objects, usable bytes) come from walking the stream's tags lazily: every
