@@ -57,7 +57,7 @@ class ClearOptimizedHeap : public Super {
           return reused;
       }
     }
-    return Super::malloc(size);
+    return Super::template malloc<kInstrumented>(size);
   }
 
   template <bool kInstrumented = false>

@@ -138,10 +138,19 @@ class TaggedStreamHeap : public Super {
   const Cursor& cursor() const noexcept { return *cursor_; }
 
   // The out-of-line bump: any size. nullptr + ENOMEM when out of memory.
+  // kInstrumented: as for tag_of (false only where neither ASan nor Valgrind watches).
+  template <bool kInstrumented = true>
   void* malloc(std::size_t size) noexcept {
     const std::size_t slot = tagged_slot_of(size);
-    if (slot != 0 && slot <= kMaxTaggedSlot) return place(0, slot, kTagGranule);
-    return mallocLarge(size, kTagGranule);
+    if (slot - 1 >= kMaxTaggedSlot) return mallocLarge(size, kTagGranule);
+    const std::uintptr_t start = cursor_->bump;
+    if (start + slot > run_end_) return place(0, slot, kTagGranule);  // the next run (or none yet)
+    // The common case in a few instructions: a reap whose inline window is
+    // closed (freed objects wait) comes here for every request they miss.
+    set_tag<kInstrumented>(reinterpret_cast<void*>(start), slot / kTagGranule);
+    cursor_->bump = start + slot;
+    refreshWindow();
+    return reinterpret_cast<void*>(start);
   }
 
   // alignment: a power of two.
