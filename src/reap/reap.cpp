@@ -123,7 +123,13 @@ void require_live(const char* call, const strata_reap* reap, const void* ptr) {
   return ptr;
 }
 
-[[gnu::noinline]] void checked_free(const char* call, strata_reap* reap, void* ptr) {
+// Out of line and cold, like checked_free: the unchecked slow path then needs
+// no stack frame of its own.
+[[gnu::noinline, gnu::cold]] void* checked_malloc(strata_reap* reap, std::size_t size) noexcept {
+  return checked_record(reap, reap->malloc<true>(size));
+}
+
+[[gnu::noinline, gnu::cold]] void checked_free(const char* call, strata_reap* reap, void* ptr) {
   {
     std::lock_guard lock(check_mutex());
     require_live(call, reap, ptr);
@@ -227,7 +233,7 @@ void strata_reap_clear(strata_reap* reap) {
 // to slide or a new chunk, larger sizes, checked reaps.
 void* strata_reap_malloc_slow(strata_reap* reap, size_t size) {
   if (reap->checked) [[unlikely]]
-    return checked_record(reap, reap->malloc<true>(size));
+    return checked_malloc(reap, size);
   return reap->malloc<false>(size);
 }
 
@@ -266,6 +272,9 @@ void* strata_reap_realloc(strata_reap* reap, void* ptr, size_t size) {
   }
   const std::size_t usable = reap->getSize(ptr);
   if (size <= usable) return ptr;  // grows and shrinks within its slot in place
+  // The last object of the stream grows into the free space after it (a
+  // checked reap keeps every object's recorded size, so it always moves).
+  if (!reap->checked && reap->growLast(ptr, size)) return ptr;
   void* moved = allocate_any(reap, size);
   if (moved == nullptr) return nullptr;  // the old object stays as it was
   std::memcpy(moved, ptr, usable);

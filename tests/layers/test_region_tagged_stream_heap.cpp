@@ -117,6 +117,27 @@ TEST(TaggedStreamHeap, TheInlineWindowIsBoundedAndClosesOnRequest) {
   EXPECT_EQ(cursor.limit, cursor.bump) << "after clear the next allocation takes a run first";
 }
 
+TEST(TaggedStreamHeap, GrowLastExtendsOnlyTheLastObjectWithinTheTagsReach) {
+  Stream heap;
+  strata::test::RegionOwner<Stream> owner{heap};
+  void* first = owner.malloc(40);
+  void* last = owner.malloc(10);
+  EXPECT_FALSE(heap.growLast(first, 100)) << "not the last object";
+  EXPECT_EQ(heap.getSize(first), 47u);
+  heap.catchUp();  // counted before it grows
+  EXPECT_TRUE(heap.growLast(last, 500));
+  EXPECT_EQ(heap.getSize(last), 511u);
+  EXPECT_EQ(addr(owner.malloc(1)), addr(last) + 512) << "the stream continues after the grown object";
+  void* top = owner.malloc(20);
+  EXPECT_FALSE(heap.growLast(top, 4080)) << "a slot longer than a tag can say";
+  EXPECT_TRUE(heap.growLast(top, 3)) << "already big enough";
+  heap.catchUp();
+  EXPECT_EQ(heap.streamObjects(), 4u);
+  EXPECT_EQ(heap.streamBytes(), 47u + 511u + 15u + 31u);
+  void* large = owner.malloc(5000);
+  EXPECT_FALSE(heap.growLast(large, 6000)) << "large objects have no tag";
+}
+
 TEST(TaggedStreamHeap, PassesTheHeapModelAsARegion) {
   Stream heap;
   strata::test::RegionOwner<Stream> owner{heap};

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "reap_test_support.hpp"
@@ -111,6 +112,40 @@ TEST(ReapInternals, InlineWindowClosesWhileFreedObjectsWaitAndReopens) {
   EXPECT_EQ(strata_reap_malloc(reap, 30), p);
   EXPECT_EQ(head->flags, 0u) << "nothing waits any more: bumping again";
   EXPECT_GT(head->limit, head->bump);
+}
+
+TEST(ReapInternals, ReallocGrowsTheStreamsLastObjectInPlace) {
+  // As an obstack grows its top object: the object the stream bumped last
+  // grows into the space after it; any other object moves. A checked reap
+  // (Valgrind, ASan, STRATA_REAP_CHECK) records each object's size, so there
+  // every growth moves.
+  ScopedReap reap;
+  const auto* head = reinterpret_cast<const strata_reap_head*>(reap.reap);
+  auto* p = static_cast<unsigned char*>(strata_reap_malloc(reap, 10));
+  const bool checked = (head->flags & STRATA_REAP_SLOW_CHECKED) != 0;
+  for (int i = 0; i < 10; ++i) p[i] = static_cast<unsigned char>(i + 1);
+  EXPECT_EQ(stats_of(reap).objects_live, 1u);  // the statistics have counted p's old length
+  auto* q = static_cast<unsigned char*>(strata_reap_realloc(reap, p, 100));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(stats_of(reap).bytes_live, strata_reap_usable_size(reap, q)) << "statistics missed the growth";
+  if (checked) EXPECT_NE(q, p);
+  else EXPECT_EQ(q, p) << "the last object must grow in place";
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(q[i], i + 1);
+  ASSERT_GE(strata_reap_usable_size(reap, q), 100u);
+  for (int i = 10; i < 100; ++i) q[i] = static_cast<unsigned char>(i + 1);
+  auto* next = static_cast<unsigned char*>(strata_reap_malloc(reap, 30));
+  if (!checked) EXPECT_EQ(addr(next), addr(q) + slot_of(100)) << "the stream goes on after the grown object";
+  std::memset(next, 0xee, 30);
+  auto* r = static_cast<unsigned char*>(strata_reap_realloc(reap, q, 200));  // no longer last: moves
+  ASSERT_NE(r, nullptr);
+  EXPECT_NE(r, q);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(r[i], i + 1);
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(next[i], 0xee) << "growth in place overwrote the next object";
+  auto* s = static_cast<unsigned char*>(strata_reap_realloc(reap, r, 5000));  // past a tag's reach: moves
+  ASSERT_NE(s, nullptr);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(s[i], i + 1);
+  EXPECT_EQ(stats_of(reap).objects_live, 2u);
+  EXPECT_EQ(stats_of(reap).bytes_live, strata_reap_usable_size(reap, s) + strata_reap_usable_size(reap, next));
 }
 
 TEST(ReapInternals, ClearReturnsToPureBumping) {

@@ -24,8 +24,10 @@
 //           addressing, keyed by a per-pool serial number, so its order does
 //           not depend on addresses) for iteration and bulk free — the 2026
 //           paper's Table 4 method for sculpt.
-//   reap    one strata::reap per mesh, elements freed individually, linked in
-//           a doubly-linked list per pool for iteration; reap.clear() in bulk.
+//   reap    one strata::reap per mesh and a child reap per element pool
+//           (elements of one kind together, as in the custom pools),
+//           elements freed individually, linked in a doubly-linked list per
+//           pool for iteration; clearing the mesh's reap clears its children.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -213,8 +215,8 @@ struct NaivePolicy {
   };
 };
 
-// reap: one reap per mesh; elements freed one by one as they die, and a
-// doubly-linked list per pool for iteration.
+// reap: a child reap per pool under the mesh's reap; elements freed one by
+// one as they die, and a doubly-linked list per pool for iteration.
 struct ReapPolicy {
   using Arena = strata::reap;
   template <class T>
@@ -226,7 +228,7 @@ struct ReapPolicy {
     };
 
    public:
-    explicit Pool(Arena& reap) : reap_(reap) {}
+    explicit Pool(Arena& mesh) : reap_(mesh) {}
     T* create() {
       void* p = reap_.malloc(sizeof(Node));
       if (p == nullptr) throw std::bad_alloc();
@@ -263,7 +265,7 @@ struct ReapPolicy {
     static Node* node_of(T* t) {
       return reinterpret_cast<Node*>(reinterpret_cast<char*>(t) - offsetof(Node, value));
     }
-    Arena& reap_;
+    strata::reap reap_;  // a child of the mesh's reap
     Node* head_ = nullptr;
     Node* tail_ = nullptr;
     std::size_t live_ = 0;

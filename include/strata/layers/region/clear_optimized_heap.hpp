@@ -46,32 +46,32 @@ class ClearOptimizedHeap : public Super {
   void* malloc(std::size_t size) noexcept {
     if (waiting_ != 0) {
       const std::size_t slot = tagged_slot_of(size);
-      void* reused = slot != 0 && slot <= kMaxTaggedSlot ? takeSmall<kInstrumented>(slot / kTagGranule)
-                     : size <= SIZE_MAX / 4 ? takeLarge<kInstrumented>(align_up(kLargeHeaderBytes + size + 1, kTagGranule))
-                                            : nullptr;
-      if (reused != nullptr) return reused;
+      if (slot - 1 < kMaxTaggedSlot) {
+        // An exact fit first: the common case of a program that frees and
+        // allocates the same sizes, in a handful of instructions.
+        const std::size_t granules = slot / kTagGranule;
+        if (small_[granules] != nullptr) return takeExact<kInstrumented>(granules);
+        if (void* reused = takeSmall<kInstrumented>(granules)) return reused;
+      } else if (size <= SIZE_MAX / 4) {
+        if (void* reused = takeLarge<kInstrumented>(align_up(kLargeHeaderBytes + size + 1, kTagGranule)))
+          return reused;
+      }
     }
-    return Super::malloc(size);
+    return Super::template malloc<kInstrumented>(size);
   }
 
   template <bool kInstrumented = false>
   void free(void* ptr) noexcept {
-    Super::catchUp();  // every waiting object lies in counted territory
-    auto* object = static_cast<FreeObject*>(ptr);
-    if (const std::size_t granules = tag_of(ptr)) {
-      push<kInstrumented>(small_[granules], object);
-      small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
-      freed_bytes_ += granules * kTagGranule - 1;
-    } else {
-      const LargeHeader* h = large_header_of(ptr);
-      if (h->slot_bytes == 0) return Super::free(ptr);  // its own mapping goes back
-      const std::size_t list = std::bit_width(h->slot_bytes) - 1;
-      push<kInstrumented>(large_[list], object);
-      large_mask_ |= std::uint64_t{1} << list;
-      freed_bytes_ += h->slot_bytes - kLargeHeaderBytes - 1;
-    }
-    ++freed_objects_;
-    if (waiting_++ == 0) Super::closeInline(kInlineClosedFreed);  // freed memory goes first now
+    // No catchUp() here: a freed object the statistics have not walked yet is
+    // walked (once, with its tag unchanged) when they next ask; only a split
+    // changes tags, and takeSmall catches up before it splits.
+    const std::size_t granules = tag_of<kInstrumented>(ptr);
+    if (granules == 0) [[unlikely]]
+      return freeLarge<kInstrumented>(ptr);
+    push<kInstrumented>(small_[granules], static_cast<FreeObject*>(ptr));
+    small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
+    freed_bytes_ += granules * kTagGranule - 1;
+    noteWaiting();
   }
 
   void clear() noexcept {
@@ -85,7 +85,7 @@ class ClearOptimizedHeap : public Super {
     for (std::uint64_t bits = large_mask_; bits != 0; bits &= bits - 1)
       large_[static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
     large_mask_ = 0;
-    waiting_ = freed_objects_ = freed_bytes_ = 0;
+    waiting_ = freed_bytes_ = 0;
     Super::openInline(kInlineClosedFreed);
     Super::clear();
   }
@@ -93,7 +93,7 @@ class ClearOptimizedHeap : public Super {
   // Objects handed out and not freed, and their usable bytes.
   std::size_t liveObjects() const noexcept {
     Super::catchUp();
-    return Super::streamObjects() - freed_objects_;
+    return Super::streamObjects() - waiting_;
   }
   std::size_t liveBytes() const noexcept {
     Super::catchUp();
@@ -123,6 +123,32 @@ class ClearOptimizedHeap : public Super {
     return object;
   }
 
+  // Out of line, so that the small-object free above needs no stack frame.
+  template <bool kInstrumented>
+  [[gnu::noinline]] void freeLarge(void* ptr) noexcept {
+    const LargeHeader* h = large_header_of(ptr);
+    if (h->slot_bytes == 0) return Super::free(ptr);  // its own mapping goes back
+    const std::size_t list = std::bit_width(h->slot_bytes) - 1;
+    push<kInstrumented>(large_[list], static_cast<FreeObject*>(ptr));
+    large_mask_ |= std::uint64_t{1} << list;
+    freed_bytes_ += h->slot_bytes - kLargeHeaderBytes - 1;
+    noteWaiting();
+  }
+
+  void noteWaiting() noexcept {
+    if (waiting_++ == 0) Super::closeInline(kInlineClosedFreed);  // freed memory goes first now
+  }
+
+  // The first waiting slot of exactly `granules` (its list is not empty).
+  template <bool kInstrumented>
+  void* takeExact(std::size_t granules) noexcept {
+    FreeObject* object = pop<kInstrumented>(small_[granules]);
+    if (small_[granules] == nullptr) small_mask_[granules / 64] &= ~(std::uint64_t{1} << (granules % 64));
+    freed_bytes_ -= granules * kTagGranule - 1;
+    if (--waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
+    return object;
+  }
+
   // The smallest waiting small slot of at least `granules`, split to size.
   template <bool kInstrumented>
   void* takeSmall(std::size_t granules) noexcept {
@@ -136,21 +162,25 @@ class ClearOptimizedHeap : public Super {
     FreeObject* object = pop<kInstrumented>(small_[found]);
     if (small_[found] == nullptr) small_mask_[word] &= ~(std::uint64_t{1} << (found % 64));
     freed_bytes_ -= found * kTagGranule - 1;
-    --freed_objects_;
     --waiting_;
-    if (found > granules) {  // the rest waits as a slot of its own
-      auto* rest = reinterpret_cast<FreeObject*>(reinterpret_cast<char*>(object) + granules * kTagGranule);
-      set_tag(object, granules);
-      set_tag(rest, found - granules);
-      Super::noteSplit();
-      push<kInstrumented>(small_[found - granules], rest);
-      small_mask_[(found - granules) / 64] |= std::uint64_t{1} << ((found - granules) % 64);
-      freed_bytes_ += (found - granules) * kTagGranule - 1;
-      ++freed_objects_;
-      ++waiting_;
-    }
+    if (found > granules) splitOff<kInstrumented>(object, found, granules);  // the rest waits
     if (waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
     return object;
+  }
+
+  // Cut a slot of `found` granules to `granules`; the rest waits as a slot of
+  // its own. Out of line: an exact fit, the common case, stays a leaf.
+  template <bool kInstrumented>
+  [[gnu::noinline]] void splitOff(FreeObject* object, std::size_t found, std::size_t granules) noexcept {
+    Super::catchUp();  // the statistics count the slot as one before it becomes two
+    auto* rest = reinterpret_cast<FreeObject*>(reinterpret_cast<char*>(object) + granules * kTagGranule);
+    set_tag<kInstrumented>(object, granules);
+    set_tag<kInstrumented>(rest, found - granules);
+    Super::noteSplit();
+    push<kInstrumented>(small_[found - granules], rest);
+    small_mask_[(found - granules) / 64] |= std::uint64_t{1} << ((found - granules) % 64);
+    freed_bytes_ += (found - granules) * kTagGranule - 1;
+    ++waiting_;
   }
 
   // A waiting large slot of at least slot_bytes (whole: no split).
@@ -168,7 +198,6 @@ class ClearOptimizedHeap : public Super {
     FreeObject* object = pop<kInstrumented>(large_[list]);
     if (large_[list] == nullptr) large_mask_ &= ~(std::uint64_t{1} << list);
     freed_bytes_ -= large_header_of(object)->slot_bytes - kLargeHeaderBytes - 1;
-    --freed_objects_;
     if (--waiting_ == 0) Super::openInline(kInlineClosedFreed);
     return object;
   }
@@ -177,8 +206,7 @@ class ClearOptimizedHeap : public Super {
   FreeObject* large_[kLargeLists] = {};
   std::uint64_t small_mask_[kSmallLists / 64] = {};
   std::uint64_t large_mask_ = 0;
-  std::size_t waiting_ = 0;
-  std::size_t freed_objects_ = 0;
+  std::size_t waiting_ = 0;  // freed objects (and split rests) on the lists
   std::size_t freed_bytes_ = 0;
 };
 

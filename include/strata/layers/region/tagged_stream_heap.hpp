@@ -38,6 +38,9 @@
 // to bump while any flag is set (closeInline: checked mode, freed objects
 // waiting). malloc() here is the out-of-line bump, with the same layout.
 //
+// growLast() lets realloc grow the object bumped last in place, as an obstack
+// grows its top object.
+//
 // free() of a stream object does nothing (region semantics: ClearOptimizedHeap
 // above reuses freed objects); free() of a mapped object unmaps it. Statistics
 // (objects, usable bytes) come from walking the stream's tags lazily: every
@@ -82,11 +85,20 @@ constexpr std::size_t tagged_slot_of(std::size_t size) noexcept { return (size +
 static_assert(tagged_slot_of(0) == 16 && tagged_slot_of(15) == 16 && tagged_slot_of(16) == 32);
 
 // The tag byte before an object: its slot in granules, 0 for a large object.
+// kInstrumented (the default): the byte may be hidden from ASan or Valgrind,
+// so read it through instrument::; false: a plain load, for the paths that
+// run only when neither watches (an unchecked reap outside ASan).
+template <bool kInstrumented = true>
 inline std::size_t tag_of(const void* object) noexcept {
-  return instrument::read_hidden_byte(static_cast<const unsigned char*>(object) - 1);
+  const auto* tag = static_cast<const unsigned char*>(object) - 1;
+  if constexpr (kInstrumented || instrument::kAsan) return instrument::read_hidden_byte(tag);
+  else return *tag;
 }
+template <bool kInstrumented = true>
 inline void set_tag(void* object, std::size_t granules) noexcept {
-  instrument::write_hidden_byte(static_cast<unsigned char*>(object) - 1, static_cast<unsigned char>(granules));
+  auto* tag = static_cast<unsigned char*>(object) - 1;
+  if constexpr (kInstrumented || instrument::kAsan) instrument::write_hidden_byte(tag, static_cast<unsigned char>(granules));
+  else *tag = static_cast<unsigned char>(granules);
 }
 
 // In front of every object too large for a tag.
@@ -126,10 +138,19 @@ class TaggedStreamHeap : public Super {
   const Cursor& cursor() const noexcept { return *cursor_; }
 
   // The out-of-line bump: any size. nullptr + ENOMEM when out of memory.
+  // kInstrumented: as for tag_of (false only where neither ASan nor Valgrind watches).
+  template <bool kInstrumented = true>
   void* malloc(std::size_t size) noexcept {
     const std::size_t slot = tagged_slot_of(size);
-    if (slot != 0 && slot <= kMaxTaggedSlot) return place(0, slot, kTagGranule);
-    return mallocLarge(size, kTagGranule);
+    if (slot - 1 >= kMaxTaggedSlot) return mallocLarge(size, kTagGranule);
+    const std::uintptr_t start = cursor_->bump;
+    if (start + slot > run_end_) return place(0, slot, kTagGranule);  // the next run (or none yet)
+    // The common case in a few instructions: a reap whose inline window is
+    // closed (freed objects wait) comes here for every request they miss.
+    set_tag<kInstrumented>(reinterpret_cast<void*>(start), slot / kTagGranule);
+    cursor_->bump = start + slot;
+    refreshWindow();
+    return reinterpret_cast<void*>(start);
   }
 
   // alignment: a power of two.
@@ -145,6 +166,26 @@ class TaggedStreamHeap : public Super {
     if (tag_of(ptr) != 0) return;
     LargeHeader* h = large_header_of(ptr);
     if (h->slot_bytes == 0) unmapObject(h, ptr);
+  }
+
+  // Grow (or keep) the stream's last object in place to hold `size` bytes, as
+  // an obstack grows its top object: true when it now does. Only the object
+  // the stream bumped last, and only within the run and the tag's 4080 bytes.
+  bool growLast(void* ptr, std::size_t size) noexcept {
+    const auto object = reinterpret_cast<std::uintptr_t>(ptr);
+    const std::size_t old_slot = tag_of(ptr) * kTagGranule;
+    const std::size_t new_slot = tagged_slot_of(size);
+    if (old_slot == 0 || object + old_slot != cursor_->bump) return false;  // large, or not last
+    if (new_slot - 1 >= kMaxTaggedSlot || object + new_slot > run_end_) return false;
+    if (new_slot <= old_slot) return true;
+    set_tag(ptr, new_slot / kTagGranule);
+    if (walked_ > object) {  // the walk counted the old length (and stopped at its end)
+      slot_bytes_ += new_slot - old_slot;
+      walked_ = object + new_slot;
+    }
+    cursor_->bump = object + new_slot;
+    refreshWindow();
+    return true;
   }
 
   std::size_t getSize(const void* ptr) const noexcept {
@@ -180,9 +221,7 @@ class TaggedStreamHeap : public Super {
   // slot once per round, and only when somebody asks (statistics, free), so
   // the bump itself counts nothing (amortised O(1)).
   void catchUp() const noexcept {
-    for (std::size_t i = 0; i < pending_count_; ++i) walk(pending_[i].begin, pending_[i].end);
-    pending_count_ = 0;
-    walked_ = walk(walked_, cursor_->bump);
+    if (pending_count_ != 0 || walked_ != cursor_->bump) walkPending();
   }
 
   // Objects (and their usable bytes) handed out since clear(), freed or not;
@@ -200,10 +239,24 @@ class TaggedStreamHeap : public Super {
   static std::size_t usableOfSlot(std::size_t slot) noexcept {
     return slot > kMaxTaggedSlot ? slot - kLargeHeaderBytes - 1 : slot - 1;
   }
+  // Out of line: callers (statistics, a split) stay small. Whether ASan or
+  // Valgrind hides the tags is asked once per walk, not once per tag.
+  [[gnu::noinline]] void walkPending() const noexcept {
+    if (instrument::kAsan || instrument::valgrind_hooks_on()) walkPending<true>();
+    else walkPending<false>();
+  }
+  template <bool kInstrumented>
+  void walkPending() const noexcept {
+    for (std::size_t i = 0; i < pending_count_; ++i) walk<kInstrumented>(pending_[i].begin, pending_[i].end);
+    pending_count_ = 0;
+    walked_ = walk<kInstrumented>(walked_, cursor_->bump);
+  }
+
   // Counts the slots of [s, end); returns end.
+  template <bool kInstrumented = true>
   std::uintptr_t walk(std::uintptr_t s, std::uintptr_t end) const noexcept {
     while (s < end) {
-      std::size_t slot = tag_of(reinterpret_cast<const void*>(s)) * kTagGranule;
+      std::size_t slot = tag_of<kInstrumented>(reinterpret_cast<const void*>(s)) * kTagGranule;
       if (slot == 0) slot = reinterpret_cast<const LargeHeader*>(s)->slot_bytes;
       ++slots_;
       slot_bytes_ += usableOfSlot(slot);
