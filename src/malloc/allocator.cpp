@@ -152,7 +152,8 @@ void print_config() noexcept {
   r.str("  small classes: ").num(kClassCount).str(" (16 B apart up to ").num(cfg::kExactMax).str(" B, then ")
       .num(cfg::kClassesPerDoubling).str(" per doubling up to ").num(cfg::kSmallMax).str(" B)\n");
   r.str("  large objects up to ").bytes(cfg::kLargeMax).str(" in ").num(cfg::kLargeArenas).str(" arenas; huge beyond\n");
-  r.str("  retained empty blocks per thread ").num(cfg::kRetainedEmptyPages).str(", large dirty limit ")
+  r.str("  retained empty blocks per thread ").num(cfg::kRetainedEmptyPages).str(" (")
+      .num(cfg::kRemoteRetainedEmptyPages).str(" emptied by other threads), large dirty limit ")
       .bytes(cfg::kLargeDirtyLimit).str(", huge cache ").bytes(cfg::kHugeCacheBytes).str("\n");
   r.str("  checked mode ").str(checked_mode() ? "on" : "off").str(cfg::kAlwaysChecked ? " (built in)" : "")
       .str(", statistics at exit ").str(g_show_stats ? "on" : "off").str("\n");

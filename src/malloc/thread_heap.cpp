@@ -382,7 +382,7 @@ void try_reclaim(Heap* owner, Page* page) noexcept {
   // With the objects in hand the owner cannot recycle the block, so its
   // geometry is stable and the count is the proof.
   if (n == page->capacity() &&
-      (!owner || owner->unseen_empty.fetch_add(1, std::memory_order_relaxed) >= cfg::kRetainedEmptyPages)) {
+      (!owner || owner->unseen_empty.fetch_add(1, std::memory_order_relaxed) >= cfg::kRemoteRetainedEmptyPages)) {
     discard(page->start(), cfg::kPageSize);
     g_reclaimed_blocks.fetch_add(1, std::memory_order_relaxed);
     page->remote.store(kReclaimedBlock, std::memory_order_release);

@@ -88,7 +88,7 @@ struct Heap {
   ClassQueue queues[kClassCount];
   PageList empty_pages;         // retained empty blocks, most recently emptied first
   // Blocks other threads' frees emptied since this heap last refilled (see
-  // free_remote): the first kRetainedEmptyPages stay resident for the owner to
+  // free_remote): the first kRemoteRetainedEmptyPages stay resident for the owner to
   // reuse warm, later ones -- the owner is idle or gone -- are discarded.
   std::atomic<std::uint32_t> unseen_empty{0};
   SmallSegment* segments = nullptr;  // segments this heap owns

@@ -244,9 +244,9 @@ TEST(StrataThreads, ABurstFreedOnAnotherThreadIsDiscardedWhileTheOwnerIdles) {
   freer.join();
   owner.join();
   // Every block but the owner's current one (still open for allocation) went
-  // full; all but the first kRetainedEmptyPages (kept warm for the owner) are
-  // discarded by the freeing thread.
-  EXPECT_GE(reclaimed_after - reclaimed_before, kBlocks - 1 - strata::malloc_config::kRetainedEmptyPages);
+  // full; all but the first kRemoteRetainedEmptyPages (kept warm for the owner)
+  // are discarded by the freeing thread.
+  EXPECT_GE(reclaimed_after - reclaimed_before, kBlocks - 1 - strata::malloc_config::kRemoteRetainedEmptyPages);
   EXPECT_TRUE(reused_and_intact);
 }
 
