@@ -128,13 +128,18 @@ TEST(ReapInternals, ReallocGrowsTheStreamsLastObjectInPlace) {
   auto* q = static_cast<unsigned char*>(strata_reap_realloc(reap, p, 100));
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(stats_of(reap).bytes_live, strata_reap_usable_size(reap, q)) << "statistics missed the growth";
-  if (checked) EXPECT_NE(q, p);
-  else EXPECT_EQ(q, p) << "the last object must grow in place";
+  if (checked) {
+    EXPECT_NE(q, p);
+  } else {
+    EXPECT_EQ(q, p) << "the last object must grow in place";
+  }
   for (int i = 0; i < 10; ++i) ASSERT_EQ(q[i], i + 1);
   ASSERT_GE(strata_reap_usable_size(reap, q), 100u);
   for (int i = 10; i < 100; ++i) q[i] = static_cast<unsigned char>(i + 1);
   auto* next = static_cast<unsigned char*>(strata_reap_malloc(reap, 30));
-  if (!checked) EXPECT_EQ(addr(next), addr(q) + slot_of(100)) << "the stream goes on after the grown object";
+  if (!checked) {
+    EXPECT_EQ(addr(next), addr(q) + slot_of(100)) << "the stream goes on after the grown object";
+  }
   std::memset(next, 0xee, 30);
   auto* r = static_cast<unsigned char*>(strata_reap_realloc(reap, q, 200));  // no longer last: moves
   ASSERT_NE(r, nullptr);
