@@ -218,7 +218,7 @@ class TaggedStreamHeap : public Super {
   }
 
   // Count the slots bumped since the last call by walking their tags: every
-  // slot once per round, and only when somebody asks (statistics, free), so
+  // slot once per round, and only when somebody asks (statistics, a split), so
   // the bump itself counts nothing (amortised O(1)).
   void catchUp() const noexcept {
     if (pending_count_ != 0 || walked_ != cursor_->bump) walkPending();
