@@ -57,6 +57,15 @@ inline constexpr std::size_t kLargeArenas = 4;
 // it discards the oldest with madvise: a malloc/free loop that empties and
 // refills a page block never pays a system call and a page fault per turn.
 inline constexpr std::size_t kRetainedEmptyPages = 8;
+// A heap that discards blocks and soon has to fault fresh ones in again (thread
+// churn, a working set that breathes) raises its own limit, up to this many
+// blocks; each discard lowers it again by one, so a heap that only frees (a
+// burst) keeps kRetainedEmptyPages.
+inline constexpr std::size_t kRetainedEmptyMax = 64;
+// Empty blocks the heaps of exited threads keep resident, in all, for the
+// threads that adopt those heaps (a thread-churn program's next threads start
+// warm); beyond this an exiting thread discards its empty blocks.
+inline constexpr std::size_t kAbandonedRetainedMax = 1024;
 // A large arena discards the pages inside its free chunks once this many bytes
 // of free chunks are dirty (not yet discarded).
 inline constexpr std::size_t kLargeDirtyLimit = 32 * 1024 * 1024;
@@ -82,6 +91,7 @@ inline constexpr bool kAlwaysChecked = false;
 #endif
 
 static_assert(kPageSize % kOsPageSize == 0);
+static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kSegmentSize % kPageSize == 0 && kPagesPerSegment <= 64, "free-page mask is one word");
 static_assert(kSmallMax <= kPageSize / 8, "a page block holds at least 8 objects");
 static_assert(kExactMax % kMinAlign == 0 && kSmallMax % kMinAlign == 0);

@@ -12,7 +12,9 @@
 #include "huge_heap.hpp"
 #include "large_heap.hpp"
 #include "os.hpp"
+#include "segment.hpp"
 #include "strata/strata.h"
+#include "thread_heap.hpp"
 
 namespace {
 
@@ -75,6 +77,54 @@ TEST(StrataPages, AMallocFreeLoopOnABlockBoundaryDoesNotDiscard) {
     for (int i = 0; i < 10000; ++i) strata_free(strata_malloc(1024));  // each turn empties a new block
     EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), before);
     for (void* p : fill) strata_free(p);
+  }).join();
+}
+
+// The heap that owns a small object (its segment's owner).
+strata::malloc_detail::Heap* heap_of(void* p) {
+  return strata::malloc_detail::segment_of(p)->owner;
+}
+
+// Allocates `blocks` page blocks worth of 256-byte objects and frees them all.
+// Returns the OS pages discarded meanwhile.
+std::size_t fill_and_free_blocks(std::size_t blocks) {
+  std::size_t before = strata::malloc_detail::discarded_os_pages();
+  std::vector<void*> objects;
+  for (std::size_t i = 0; i < blocks * cfg::kPageSize / 256; ++i) objects.push_back(strata_malloc(256));
+  for (void* p : objects) strata_free(p);
+  return strata::malloc_detail::discarded_os_pages() - before;
+}
+
+// A working set that breathes (thread churn): the first rounds discard blocks
+// that the next round faults in again, so the heap raises its retain limit
+// until a round discards nothing.
+TEST(StrataPages, AHeapThatFaultsDiscardedBlocksInAgainKeepsMoreEmptyBlocks) {
+  std::thread([] {
+    constexpr std::size_t kBlocks = 24;
+    static_assert(kBlocks > cfg::kRetainedEmptyPages + 1 && kBlocks < cfg::kRetainedEmptyMax);
+    for (int round = 0; round < 3; ++round) fill_and_free_blocks(kBlocks);
+    EXPECT_EQ(fill_and_free_blocks(kBlocks), 0u) << "a breathing working set stops being discarded";
+    void* probe = strata_malloc(256);
+    auto* heap = heap_of(probe);
+    EXPECT_GT(heap->retain_limit, cfg::kRetainedEmptyPages);
+    EXPECT_LE(heap->retain_limit, cfg::kRetainedEmptyMax);
+    strata_free(probe);
+  }).join();
+}
+
+// Freeing alone brings a raised limit back down: after the breathing above, a
+// burst of 128 blocks freed leaves kRetainedEmptyPages empty blocks resident.
+TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
+  std::thread([] {
+    for (int round = 0; round < 4; ++round) fill_and_free_blocks(24);
+    void* probe = strata_malloc(256);
+    auto* heap = heap_of(probe);
+    strata_free(probe);
+    ASSERT_GT(heap->retain_limit, cfg::kRetainedEmptyPages);
+    std::size_t discarded = fill_and_free_blocks(128);
+    EXPECT_EQ(heap->retain_limit, cfg::kRetainedEmptyPages);
+    EXPECT_LE(heap->empty_pages.count, cfg::kRetainedEmptyPages);
+    EXPECT_GE(discarded, (128 - cfg::kRetainedEmptyMax - 1) * (cfg::kPageSize / cfg::kOsPageSize));
   }).join();
 }
 

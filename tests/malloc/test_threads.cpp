@@ -15,6 +15,7 @@
 
 #include "large_heap.hpp"
 #include "os.hpp"
+#include "segment.hpp"
 #include "strata/strata.h"
 #include "thread_heap.hpp"
 
@@ -192,6 +193,38 @@ TEST(StrataThreads, AnExitedThreadsFreedMemoryIsReusedByTheNextThread) {
     for (void* p : mine) strata_free(p);
   }).join();
   EXPECT_TRUE(reused);
+}
+
+// Thread churn: a thread that exits hands its empty blocks, still resident, to
+// the next thread, which adopts its heap and reuses them without faults.
+TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
+  constexpr std::size_t kObjects = 16 * 64 * 1024 / 256;  // 16 page blocks of 256-byte objects
+  auto fill_and_free = [] {
+    std::vector<void*> objects;
+    for (std::size_t i = 0; i < kObjects; ++i) objects.push_back(strata_malloc(256));
+    for (void* p : objects) strata_free(p);
+  };
+  strata::malloc_detail::Heap* first_heap = nullptr;
+  std::size_t discarded_before_exit = 0;
+  std::thread([&] {
+    for (int round = 0; round < 3; ++round) fill_and_free();  // raises the retain limit
+    void* probe = strata_malloc(256);
+    first_heap = strata::malloc_detail::segment_of(probe)->owner;
+    strata_free(probe);
+    discarded_before_exit = strata::malloc_detail::discarded_os_pages();
+  }).join();
+  EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), discarded_before_exit) << "exit discarded the empty blocks";
+  EXPECT_GT(strata::malloc_detail::abandoned_kept_blocks(), 0u);
+  std::size_t handed_before = strata::malloc_detail::handed_over_blocks();
+  std::thread([&] {
+    std::size_t discarded = strata::malloc_detail::discarded_os_pages();
+    void* probe = strata_malloc(256);
+    EXPECT_EQ(strata::malloc_detail::segment_of(probe)->owner, first_heap) << "the last abandoned heap is adopted first";
+    EXPECT_GT(strata::malloc_detail::handed_over_blocks(), handed_before);
+    strata_free(probe);
+    fill_and_free();
+    EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), discarded);
+  }).join();
 }
 
 // A burst of small objects allocated by one thread and freed by another: the
