@@ -528,7 +528,8 @@ void print_stats_to(int fd) noexcept {
       .num(handed_over_blocks()).str(", blocks reclaimed by freeing threads ").num(reclaimed_blocks()).put('\n');
   LargeStats large = large_stats();
   r.str("  large: regions ").num(large.regions).str(", live ").num(large.live_objects).str(" objects (")
-      .bytes(large.live_bytes).str("), free ").bytes(large.free_bytes).put('\n');
+      .bytes(large.live_bytes).str("), free ").bytes(large.free_bytes).str(", spare regions kept per arena up to ")
+      .num(large.largest_spare_limit).put('\n');
   HugeStats huge = huge_stats();
   r.str("  huge: live ").num(huge.live_objects).str(" objects (").bytes(huge.live_bytes).str(" mapped), cached ")
       .bytes(huge.cached_bytes).str(" in ").num(huge.cache_entries).str(" runs, reused from the cache ")

@@ -72,6 +72,10 @@ inline constexpr std::size_t kLargeDirtyLimit = 32 * 1024 * 1024;
 // Each large arena keeps this many completely free regions mapped (their
 // pages discarded by the dirty limit like any free chunk).
 inline constexpr std::size_t kLargeSpareRegions = 2;
+// An arena that has to map a region again after unmapping one keeps one more
+// spare, up to this many; each unmap lowers its limit again by one. (Their
+// resident pages stay bounded by kLargeDirtyLimit.)
+inline constexpr std::size_t kLargeSpareRegionsMax = 8;
 // Freed huge mappings kept for reuse (bytes, in total), so that a program that
 // allocates and frees a big buffer in a loop does not mmap/munmap each time.
 inline constexpr std::size_t kHugeCacheBytes = 64 * 1024 * 1024;
@@ -92,6 +96,7 @@ inline constexpr bool kAlwaysChecked = false;
 
 static_assert(kPageSize % kOsPageSize == 0);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
+static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);
 static_assert(kSegmentSize % kPageSize == 0 && kPagesPerSegment <= 64, "free-page mask is one word");
 static_assert(kSmallMax <= kPageSize / 8, "a page block holds at least 8 objects");
 static_assert(kExactMax % kMinAlign == 0 && kSmallMax % kMinAlign == 0);

@@ -86,6 +86,7 @@ class LargeArena {
     s.live_objects += live_objects_;
     s.live_bytes += live_bytes_;
     s.free_bytes += free_bytes_;
+    if (spare_limit_ > s.largest_spare_limit) s.largest_spare_limit = spare_limit_;
     if (first_map_) {  // the biggest chunk is in the highest non-empty bin
       unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(first_map_));
       unsigned sl = 31u - static_cast<unsigned>(__builtin_clz(second_map_[fl]));
@@ -110,6 +111,11 @@ class LargeArena {
   LargeRegion* regions_ = nullptr;
   std::size_t region_count_ = 0;
   std::size_t empty_regions_ = 0;  // completely free regions kept mapped
+  // How many empty regions stay mapped (kLargeSpareRegions..kLargeSpareRegionsMax):
+  // one more for each region mapped while an unmap is unanswered, one less
+  // for each unmap -- the rule of the thread heaps' empty blocks.
+  std::size_t spare_limit_ = cfg::kLargeSpareRegions;
+  std::size_t unanswered_unmaps_ = 0;
   std::size_t dirty_bytes_ = 0;
   std::size_t free_bytes_ = 0;
   std::size_t live_objects_ = 0;
@@ -172,6 +178,10 @@ Chunk* LargeArena::find(std::size_t size) noexcept {
 bool LargeArena::add_region() noexcept {
   void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
   if (!mem) return false;
+  if (unanswered_unmaps_ > 0) {  // a region unmapped earlier is needed again
+    --unanswered_unmaps_;
+    if (spare_limit_ < cfg::kLargeSpareRegionsMax) ++spare_limit_;
+  }
   if (!area_add(mem)) {
     unmap(mem, cfg::kSegmentSize);
     errno = ENOMEM;
@@ -314,7 +324,9 @@ void LargeArena::release_locked(Chunk* c) noexcept {
   }
   c->size_flags = size | kDirty;
   c->next()->prev_size = size;
-  if (size == kRegionPayload && empty_regions_ >= cfg::kLargeSpareRegions) {
+  if (size == kRegionPayload && empty_regions_ >= spare_limit_) {
+    if (spare_limit_ > cfg::kLargeSpareRegions) --spare_limit_;
+    if (unanswered_unmaps_ < cfg::kLargeSpareRegionsMax) ++unanswered_unmaps_;
     if (region->prev) region->prev->next = region->next; else regions_ = region->next;
     if (region->next) region->next->prev = region->prev;
     --region_count_;

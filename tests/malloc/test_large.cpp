@@ -42,6 +42,29 @@ TEST(StrataLarge, FreedNeighboursCoalesceIntoOneChunk) {
   }).join();
 }
 
+// Large objects that come and go by whole regions (thread churn): an arena
+// that maps a region again after unmapping one keeps more spare regions, until
+// a round neither maps nor unmaps.
+TEST(StrataLarge, AnArenaThatMapsRegionsAgainKeepsMoreSpares) {
+  std::thread([] {
+    constexpr std::size_t kRegions = 6;
+    static_assert(kRegions > cfg::kLargeSpareRegions && kRegions <= cfg::kLargeSpareRegionsMax);
+    auto round = [] {  // returns the bytes the allocations had to map
+      std::size_t before = strata::malloc_detail::mapped_bytes();
+      std::vector<void*> objects;  // two 1.5 MiB objects fill a 4 MiB region
+      for (std::size_t i = 0; i < 2 * kRegions; ++i) objects.push_back(strata_malloc(1536 * 1024));
+      std::size_t grown = strata::malloc_detail::mapped_bytes() - before;
+      for (void* p : objects) strata_free(p);
+      return grown;
+    };
+    for (int i = 0; i < 4; ++i) round();
+    std::size_t mapped = strata::malloc_detail::mapped_bytes();
+    EXPECT_EQ(round(), 0u) << "the last round had to map regions again";
+    EXPECT_EQ(strata::malloc_detail::mapped_bytes(), mapped) << "the last round unmapped regions";
+    EXPECT_GT(large_stats().largest_spare_limit, cfg::kLargeSpareRegions);
+  }).join();
+}
+
 TEST(StrataLarge, ReallocGrowsInPlaceIntoAFreeNeighbour) {
   std::thread([] {
     void* a = strata_malloc(50000);
