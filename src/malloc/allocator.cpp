@@ -261,7 +261,7 @@ __attribute__((noinline)) void deallocate_other(SegmentHeader* seg, void* p) noe
     auto* small = reinterpret_cast<SmallSegment*>(seg);
     free_remote(small, small->page_of(p), p);
   } else if (seg->kind == SegmentKind::kLarge) {
-    large_free(p);
+    large_free(p, large_arena(tl_heap->number));
   } else {
     huge_free(p);
   }

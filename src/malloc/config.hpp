@@ -54,6 +54,9 @@ inline constexpr std::size_t kLargeMax = 2 * 1024 * 1024;
 // Number of independently locked large-object arenas; a thread uses arena
 // (thread heap number % kLargeArenas).
 inline constexpr std::size_t kLargeArenas = 4;
+// A thread frees another arena's large chunk without its lock, onto the
+// arena's deferred list, while that list holds less than this.
+inline constexpr std::size_t kLargeDeferredBytes = 1024 * 1024;
 
 // ---- Returning memory (Vam §3.6, with hysteresis) ---------------------------
 // A thread heap keeps up to this many empty page blocks resident (dirty) before

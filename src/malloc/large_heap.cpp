@@ -75,7 +75,8 @@ class LargeArena {
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
   void* allocate(std::size_t size, std::size_t align) noexcept;
-  void release(Chunk* c) noexcept;
+  void release(Chunk* c, bool foreign) noexcept;
+  std::size_t deferred_bytes() const noexcept { return deferred_bytes_.load(std::memory_order_relaxed); }
   bool resize(Chunk* c, std::size_t size) noexcept;
   // Take the lock (and release the chunks freed while it was busy); give it up,
   // with one more look for chunks freed meanwhile.
@@ -104,6 +105,8 @@ class LargeArena {
   void purge() noexcept;
   void release_locked(Chunk* c) noexcept;
   void release_deferred() noexcept;
+  bool try_defer(Chunk* c) noexcept;
+  void defer(Chunk* c) noexcept;
 
   std::uint64_t first_map_ = 0;
   std::uint32_t second_map_[kFirstLevel] = {};
@@ -124,6 +127,7 @@ class LargeArena {
   // thread while the owner allocates), linked through next_free and released
   // by whoever holds the lock next: a free never waits for the lock.
   std::atomic<Chunk*> deferred_{nullptr};
+  std::atomic<std::size_t> deferred_bytes_{0};
 };
 
 namespace {
@@ -246,11 +250,30 @@ void LargeArena::unlock() noexcept {
 void LargeArena::release_deferred() noexcept {
   if (deferred_.load(std::memory_order_relaxed) == nullptr) return;
   Chunk* c = deferred_.exchange(nullptr, std::memory_order_acquire);
+  std::size_t bytes = 0;
   while (c) {
     Chunk* next = c->next_free;
+    bytes += c->size();
     release_locked(c);
     c = next;
   }
+  deferred_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void LargeArena::defer(Chunk* c) noexcept {
+  deferred_bytes_.fetch_add(c->size(), std::memory_order_relaxed);
+  Chunk* head = deferred_.load(std::memory_order_relaxed);
+  do {
+    c->next_free = head;
+  } while (!deferred_.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
+}
+
+// Defer a foreign free unless the arena already holds kLargeDeferredBytes of
+// them (its threads may be idle or gone: then the freer releases them itself).
+bool LargeArena::try_defer(Chunk* c) noexcept {
+  if (deferred_bytes() + c->size() > cfg::kLargeDeferredBytes) return false;
+  defer(c);
+  return true;
 }
 
 void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
@@ -290,13 +313,12 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   return c->payload();
 }
 
-void LargeArena::release(Chunk* c) noexcept {
+void LargeArena::release(Chunk* c, bool foreign) noexcept {
+  // (Checked mode needs the in-use flag exact: no deferring.)
+  if (foreign && !checked_mode() && try_defer(c)) return;
   if (pthread_mutex_trylock(&lock) != 0) {
-    if (!checked_mode()) {  // (checked mode needs the in-use flag exact: no deferring)
-      Chunk* head = deferred_.load(std::memory_order_relaxed);
-      do {
-        c->next_free = head;
-      } while (!deferred_.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
+    if (!checked_mode()) {
+      defer(c);
       return;
     }
     pthread_mutex_lock(&lock);
@@ -382,7 +404,18 @@ void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexc
   return arena.allocate(size, align);
 }
 
-void large_free(void* p) noexcept { region_of(p)->arena->release(Chunk::of(p)); }
+void large_free(void* p, const LargeArena& mine) noexcept {
+  LargeArena* home = region_of(p)->arena;
+  home->release(Chunk::of(p), home != &mine);
+}
+
+LargeArena& large_arena_of(const void* p) noexcept { return *region_of(p)->arena; }
+
+std::size_t large_deferred_bytes() noexcept {
+  std::size_t bytes = 0;
+  for (auto& arena : g_arenas) bytes += arena.deferred_bytes();
+  return bytes;
+}
 
 std::size_t large_usable_size(const void* p) noexcept { return Chunk::of(p)->size() - kHeader; }
 

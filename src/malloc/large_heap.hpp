@@ -19,7 +19,9 @@
 // here costs little; it is the one layer that is not lock-free on its fast path.
 // A free never waits for it, though: when the lock is busy the chunk goes onto
 // the arena's atomic list of deferred frees, which the holder (or the next
-// one) releases.
+// one) releases. A free from a thread that allocates from another arena does
+// not even try the lock (it would hold it against the arena's own threads,
+// which then sleep on it): it defers, up to kLargeDeferredBytes per arena.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +33,10 @@ class LargeArena;
 LargeArena& large_arena(std::size_t number) noexcept;
 // nullptr + ENOMEM. align is a power of two >= 16.
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept;
-void large_free(void* p) noexcept;
+// `mine`: the arena the freeing thread allocates from.
+void large_free(void* p, const LargeArena& mine) noexcept;
+LargeArena& large_arena_of(const void* p) noexcept;
+std::size_t large_deferred_bytes() noexcept;  // freed, not yet released (all arenas)
 std::size_t large_usable_size(const void* p) noexcept;
 // Grow or shrink in place to hold `size` bytes; false if it cannot.
 bool large_resize(void* p, std::size_t size) noexcept;

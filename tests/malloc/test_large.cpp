@@ -65,6 +65,33 @@ TEST(StrataLarge, AnArenaThatMapsRegionsAgainKeepsMoreSpares) {
   }).join();
 }
 
+// A thread that allocates from another arena frees a large chunk onto its
+// arena's deferred list without taking the lock (it would hold the lock
+// against that arena's own threads); the arena's next lock holder releases
+// it. The list holds kLargeDeferredBytes at most: beyond, the freer releases.
+TEST(StrataLarge, AFreeFromAnotherArenasThreadIsDeferredWithoutTheLock) {
+  using strata::malloc_detail::large_arena;
+  using strata::malloc_detail::large_arena_of;
+  using strata::malloc_detail::large_deferred_bytes;
+  using strata::malloc_detail::large_free;
+  void* p = strata_malloc(100000);
+  ASSERT_NE(p, nullptr);
+  auto& home = large_arena_of(p);
+  auto& other = &large_arena(0) != &home ? large_arena(0) : large_arena(1);
+  std::size_t live = large_stats().live_objects;  // (also releases anything deferred before)
+  ASSERT_EQ(large_deferred_bytes(), 0u);
+  large_free(p, other);
+  EXPECT_GE(large_deferred_bytes(), std::size_t{100000});
+  EXPECT_EQ(large_stats().live_objects, live - 1) << "the next lock holder releases it";
+  EXPECT_EQ(large_deferred_bytes(), 0u);
+
+  std::vector<void*> objects;
+  for (int i = 0; i < 40; ++i) objects.push_back(strata_malloc(100000));
+  for (void* q : objects) large_free(q, &large_arena_of(q) == &other ? large_arena(2) : other);
+  EXPECT_LE(large_deferred_bytes(), cfg::kLargeDeferredBytes) << "4 MB freed, at most 1 MiB left deferred";
+  large_stats();
+}
+
 TEST(StrataLarge, ReallocGrowsInPlaceIntoAFreeNeighbour) {
   std::thread([] {
     void* a = strata_malloc(50000);
