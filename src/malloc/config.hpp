@@ -41,9 +41,6 @@ inline constexpr std::size_t kSmallMax = 8 * 1024;
 inline constexpr std::size_t kUnfullFraction = 8;
 // Full blocks a refill examines for remote frees at most (round robin).
 inline constexpr std::size_t kFullScanBudget = 32;
-// When none of them reached the trigger, the refill still takes the one with
-// the most free objects rather than a fresh block, if this fraction of it is free.
-inline constexpr std::size_t kRemoteReuseFraction = 32;
 
 // ---- Large and huge objects -----------------------------------------------
 // Large objects (kSmallMax < size <= kLargeMax) are carved from shared

@@ -233,7 +233,6 @@ Page* Heap::refill(std::size_t cls) noexcept {
     // Round robin over the full list: a block without enough remote frees
     // goes to the back, so the next refill continues with the unseen ones.
     std::size_t budget = cfg::kFullScanBudget;
-    Page* roomiest = nullptr;  // the block with the most free objects below the trigger
     while (q.scan_left > 0 && budget-- > 0 && q.full.head) {
       Page* page = q.full.head;
       --q.scan_left;
@@ -243,17 +242,9 @@ Page* Heap::refill(std::size_t cls) noexcept {
       } else {
         q.full.remove(page);
         q.full.push_back(page);
-        if (page->free && (!roomiest || page->used() < roomiest->used())) roomiest = page;
       }
     }
     if (q.available.head) return q.available.head;
-    // Objects other threads freed are reused before fresh memory is faulted
-    // in, even short of the trigger: a remote free returns memory to a peak
-    // that the owner would otherwise grow.
-    if (roomiest && roomiest->capacity() - roomiest->used() >= roomiest->capacity() / cfg::kRemoteReuseFraction) {
-      move_to_front(roomiest);
-      return roomiest;
-    }
   }
   Page* page = fresh_page(cls);
   if (!page) return nullptr;

@@ -3,7 +3,6 @@
 // exited threads are reused. Labelled `threads`: also runs under TSan.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -225,37 +224,6 @@ TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
     strata_free(probe);
     fill_and_free();
     EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), discarded);
-  }).join();
-}
-
-// Remote frees are reused before fresh memory: when the front block runs out,
-// a full block that got back 1/16 of its objects from another thread (short of
-// the 1/8 that moves it back on its own) serves the next allocations instead
-// of a fresh block.
-TEST(StrataThreads, RemoteFreesShortOfTheTriggerAreReusedBeforeAFreshBlock) {
-  std::thread([] {
-    constexpr std::size_t kSize = 208;  // a class no other test here uses
-    constexpr std::size_t kCapacity = 64 * 1024 / kSize;
-    auto block_of = [](void* p) { return reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{64 * 1024 - 1}; };
-    std::vector<void*> mine;
-    for (std::size_t i = 0; i < 3 * kCapacity; ++i) mine.push_back(strata_malloc(kSize));
-    std::uintptr_t full_block = block_of(mine[0]);  // full: two blocks were opened after it
-    std::vector<void*> to_free;
-    for (void* p : mine)
-      if (block_of(p) == full_block && to_free.size() < kCapacity / 16) to_free.push_back(p);
-    std::thread([&] {
-      for (void* p : to_free) strata_free(p);
-    }).join();
-    std::vector<void*> more;
-    bool reused = false;
-    for (std::size_t i = 0; i < 2 * kCapacity && !reused; ++i) {
-      more.push_back(strata_malloc(kSize));
-      reused = block_of(more.back()) == full_block;
-    }
-    EXPECT_TRUE(reused) << "the remote frees waited while fresh blocks were opened";
-    for (void* p : mine)
-      if (std::find(to_free.begin(), to_free.end(), p) == to_free.end()) strata_free(p);
-    for (void* p : more) strata_free(p);
   }).join();
 }
 
