@@ -11,7 +11,9 @@
 // Returning memory: free chunks are "dirty" until their inner pages are
 // discarded; once kLargeDirtyLimit bytes are dirty the arena discards them all
 // (Vam discards at once; the limit is the hysteresis). A region that becomes
-// completely free is unmapped, except the last one of the arena.
+// completely free is unmapped, except for a few spares: kLargeSpareRegions,
+// raised by demand up to kLargeSpareRegionsMax when regions are mapped again
+// soon after being unmapped.
 //
 // Threads: kLargeArenas arenas, each with one mutex; a thread allocates from
 // arena (heap number % kLargeArenas), and a chunk is freed to the arena of its
