@@ -142,6 +142,21 @@ SmallSegment* map_small_segment() noexcept {
 
 }  // namespace
 
+// Discard the oldest empty block of the heap abandoned longest ago that keeps
+// any (the last an adopter would take).
+void give_back_abandoned_block() noexcept {
+  pthread_mutex_lock(&g_registry_lock);
+  Heap* oldest = nullptr;
+  for (Heap* h = g_abandoned; h; h = h->next_abandoned)
+    if (h->kept_abandoned > 0) oldest = h;
+  if (oldest) {
+    --oldest->kept_abandoned;
+    g_abandoned_kept.fetch_sub(1, std::memory_order_relaxed);
+    oldest->discard_oldest_empty();
+  }
+  pthread_mutex_unlock(&g_registry_lock);
+}
+
 // ---- allocation -------------------------------------------------------------
 
 void* Heap::page_take(Page* page) noexcept {
@@ -263,6 +278,9 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
       --unanswered_discards;
       if (retain_limit < cfg::kRetainedEmptyMax) ++retain_limit;
     }
+    // While exited threads' empty blocks wait resident for adopters, a block
+    // faulted in here gives one of them back: the waiting costs no RSS.
+    if (g_abandoned_kept.load(std::memory_order_relaxed) > 0) give_back_abandoned_block();
     SmallSegment* seg = segments;
     if (!seg || seg->free_pages == 0) seg = take_segment();
     if (!seg) return nullptr;
@@ -457,11 +475,11 @@ Heap* heap_claim() noexcept {
     g_abandoned = heap->next_abandoned;
     heap->next_abandoned = nullptr;
     heap->abandoned = false;
-    pthread_mutex_unlock(&g_registry_lock);
     // Its empty blocks are this thread's now, out of the abandoned heaps' budget.
     g_abandoned_kept.fetch_sub(heap->kept_abandoned, std::memory_order_relaxed);
     g_handed_over.fetch_add(heap->kept_abandoned, std::memory_order_relaxed);
     heap->kept_abandoned = 0;
+    pthread_mutex_unlock(&g_registry_lock);
     for (std::size_t cls = 0; cls < kClassCount; ++cls) heap->sync_current(cls);
     return heap;
   }

@@ -134,6 +134,7 @@ struct Heap {
   void retire(Page* page) noexcept;
   void park_empty(Page* page) noexcept;
   void discard_oldest_empty() noexcept;
+  friend void give_back_abandoned_block() noexcept;
   void release_page(Page* page) noexcept;
   SmallSegment* take_segment() noexcept;
 };

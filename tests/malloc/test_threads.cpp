@@ -227,6 +227,40 @@ TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
   }).join();
 }
 
+// Blocks kept for adopters cost no RSS of their own: while an exited thread's
+// empty blocks wait, a running thread that faults fresh blocks in gives one of
+// them back for each.
+TEST(StrataThreads, ARunningThreadsFreshBlocksGiveBackTheBlocksKeptForAdopters) {
+  constexpr std::size_t kObjects = 16 * 64 * 1024 / 256;  // 16 page blocks of 256-byte objects
+  std::atomic<int> stage{0};  // 1: the runner has its heap; 2: the other thread exited
+  auto wait_for = [&](int s) {
+    while (stage.load() < s) std::this_thread::yield();
+  };
+  std::size_t kept_before = 0, kept_after = 0;
+  std::thread runner([&] {
+    strata_free(strata_malloc(256));  // claims a heap before the other thread's is abandoned
+    stage.store(1);
+    wait_for(2);
+    kept_before = strata::malloc_detail::abandoned_kept_blocks();
+    std::vector<void*> objects;  // more than any heap keeps: fresh blocks are faulted in
+    for (std::size_t i = 0; i < 6 * kObjects; ++i) objects.push_back(strata_malloc(256));
+    kept_after = strata::malloc_detail::abandoned_kept_blocks();
+    for (void* p : objects) strata_free(p);
+  });
+  wait_for(1);
+  std::thread([] {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<void*> objects;
+      for (std::size_t i = 0; i < kObjects; ++i) objects.push_back(strata_malloc(256));
+      for (void* p : objects) strata_free(p);
+    }
+  }).join();
+  stage.store(2);
+  runner.join();
+  ASSERT_GT(kept_before, 0u) << "the exited thread kept its empty blocks";
+  EXPECT_LT(kept_after, kept_before);
+}
+
 // A burst of small objects allocated by one thread and freed by another: the
 // freeing thread discards each block as it hands back the block's last object,
 // while the owner sits idle; afterwards the owner reuses the blocks, whose
