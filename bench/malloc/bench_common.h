@@ -152,7 +152,7 @@ static uint64_t bench_peak_rss_bytes(void) {
 }
 
 /* Zeroed, touched bookkeeping memory straight from the kernel. */
-static void *bench_map(size_t bytes) {
+static inline void *bench_map(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) bench_fail("mmap of bookkeeping memory", NULL);
   memset(p, 0, bytes); /* resident before the clock starts and in rss_start */

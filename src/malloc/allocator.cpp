@@ -152,8 +152,8 @@ void print_config() noexcept {
   r.str("  small classes: ").num(kClassCount).str(" (16 B apart up to ").num(cfg::kExactMax).str(" B, then ")
       .num(cfg::kClassesPerDoubling).str(" per doubling up to ").num(cfg::kSmallMax).str(" B)\n");
   r.str("  large objects up to ").bytes(cfg::kLargeMax).str(" in ").num(cfg::kLargeArenas).str(" arenas; huge beyond\n");
-  r.str("  retained empty blocks per thread ").num(cfg::kRetainedEmptyPages).str(" (")
-      .num(cfg::kRemoteRetainedEmptyPages).str(" emptied by other threads), large dirty limit ")
+  r.str("  retained empty blocks per thread ").num(cfg::kRetainedEmptyPages).str(" to ").num(cfg::kRetainedEmptyMax)
+      .str(" (by demand), in abandoned heaps ").num(cfg::kAbandonedRetainedMax).str(", large dirty limit ")
       .bytes(cfg::kLargeDirtyLimit).str(", huge cache ").bytes(cfg::kHugeCacheBytes).str("\n");
   r.str("  checked mode ").str(checked_mode() ? "on" : "off").str(cfg::kAlwaysChecked ? " (built in)" : "")
       .str(", statistics at exit ").str(g_show_stats ? "on" : "off").str("\n");
@@ -261,7 +261,7 @@ __attribute__((noinline)) void deallocate_other(SegmentHeader* seg, void* p) noe
     auto* small = reinterpret_cast<SmallSegment*>(seg);
     free_remote(small, small->page_of(p), p);
   } else if (seg->kind == SegmentKind::kLarge) {
-    large_free(p);
+    large_free(p, large_arena(tl_heap->number));
   } else {
     huge_free(p);
   }
@@ -492,13 +492,14 @@ void print_stats_to(int fd) noexcept {
     std::size_t blocks = 0, os_pages = 0, live = 0;
   };
   ClassTotals totals[kClassCount];
-  std::size_t heaps = 0, abandoned = 0, retained = 0;
+  std::size_t heaps = 0, abandoned = 0, retained = 0, largest_limit = 0;
   // Read without the owners' cooperation: exact at exit, approximate while
   // other threads run (statistics, not bookkeeping).
   for (Heap* heap = heap_registry_head(); heap; heap = heap->next_heap) {
     ++heaps;
     abandoned += heap->abandoned;
     retained += heap->empty_pages.count;
+    if (heap->retain_limit > largest_limit) largest_limit = heap->retain_limit;
     for (std::size_t cls = 0; cls < kClassCount; ++cls) {
       for (PageList* list : {&heap->queues[cls].available, &heap->queues[cls].full}) {
         for (Page* page = list->head; page; page = page->next) {
@@ -522,11 +523,13 @@ void print_stats_to(int fd) noexcept {
         .num(totals[cls].live, 14).put('\n');
   }
   r.str("  small: live ").bytes(small_live).str(", thread heaps ").num(heaps).str(" (").num(abandoned)
-      .str(" abandoned), retained empty blocks ").num(retained).str(", blocks reclaimed by freeing threads ")
-      .num(reclaimed_blocks()).put('\n');
+      .str(" abandoned), retained empty blocks ").num(retained).str(" (").num(abandoned_kept_blocks())
+      .str(" kept by abandoned heaps; largest retain limit ").num(largest_limit).str("), empty blocks adopted by new threads ")
+      .num(handed_over_blocks()).str(", blocks reclaimed by freeing threads ").num(reclaimed_blocks()).put('\n');
   LargeStats large = large_stats();
   r.str("  large: regions ").num(large.regions).str(", live ").num(large.live_objects).str(" objects (")
-      .bytes(large.live_bytes).str("), free ").bytes(large.free_bytes).put('\n');
+      .bytes(large.live_bytes).str("), free ").bytes(large.free_bytes).str(", spare regions kept per arena up to ")
+      .num(large.largest_spare_limit).put('\n');
   HugeStats huge = huge_stats();
   r.str("  huge: live ").num(huge.live_objects).str(" objects (").bytes(huge.live_bytes).str(" mapped), cached ")
       .bytes(huge.cached_bytes).str(" in ").num(huge.cache_entries).str(" runs, reused from the cache ")

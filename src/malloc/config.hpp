@@ -51,26 +51,34 @@ inline constexpr std::size_t kLargeMax = 2 * 1024 * 1024;
 // Number of independently locked large-object arenas; a thread uses arena
 // (thread heap number % kLargeArenas).
 inline constexpr std::size_t kLargeArenas = 4;
+// A thread frees another arena's large chunk without its lock, onto the
+// arena's deferred list, while that list holds less than this.
+inline constexpr std::size_t kLargeDeferredBytes = 1024 * 1024;
 
 // ---- Returning memory (Vam §3.6, with hysteresis) ---------------------------
-// A thread heap keeps up to this many empty page blocks (4 MiB) resident
-// (dirty) before it discards the oldest with madvise: a program that allocates
-// a batch of blocks' worth of objects and frees it all, again and again, reuses
-// warm memory instead of paying a madvise and a page fault per OS page per turn
-// (bench/malloc's `simple`: 8 blocks measured 2.3x mimalloc 3's time, 64 blocks
-// 1.07x, same peak RSS). A thread's exit discards them all.
-inline constexpr std::size_t kRetainedEmptyPages = 64;
-// Of the blocks that other threads' frees empty, this many (since the owner's
-// last refill) stay resident for the owner; the rest are discarded by the
-// freeing thread at once, so memory freed across threads comes back promptly
-// even when the owner is idle.
-inline constexpr std::size_t kRemoteRetainedEmptyPages = 8;
+// A thread heap keeps up to this many empty page blocks resident (dirty) before
+// it discards the oldest with madvise: a malloc/free loop that empties and
+// refills a page block never pays a system call and a page fault per turn.
+inline constexpr std::size_t kRetainedEmptyPages = 8;
+// A heap that discards blocks and soon has to fault fresh ones in again (thread
+// churn, a working set that breathes) raises its own limit, up to this many
+// blocks; each discard lowers it again by one, so a heap that only frees (a
+// burst) keeps kRetainedEmptyPages.
+inline constexpr std::size_t kRetainedEmptyMax = 64;
+// Empty blocks the heaps of exited threads keep resident, in all, for the
+// threads that adopt those heaps (a thread-churn program's next threads start
+// warm); beyond this an exiting thread discards its empty blocks.
+inline constexpr std::size_t kAbandonedRetainedMax = 1024;
 // A large arena discards the pages inside its free chunks once this many bytes
 // of free chunks are dirty (not yet discarded).
 inline constexpr std::size_t kLargeDirtyLimit = 32 * 1024 * 1024;
 // Each large arena keeps this many completely free regions mapped (their
 // pages discarded by the dirty limit like any free chunk).
 inline constexpr std::size_t kLargeSpareRegions = 2;
+// An arena that has to map a region again after unmapping one keeps one more
+// spare, up to this many; each unmap lowers its limit again by one. (Their
+// resident pages stay bounded by kLargeDirtyLimit.)
+inline constexpr std::size_t kLargeSpareRegionsMax = 8;
 // Freed huge mappings kept for reuse (bytes, in total), so that a program that
 // allocates and frees a big buffer in a loop does not mmap/munmap each time.
 inline constexpr std::size_t kHugeCacheBytes = 64 * 1024 * 1024;
@@ -90,6 +98,8 @@ inline constexpr bool kAlwaysChecked = false;
 #endif
 
 static_assert(kPageSize % kOsPageSize == 0);
+static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
+static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);
 static_assert(kSegmentSize % kPageSize == 0 && kPagesPerSegment <= 64, "free-page mask is one word");
 static_assert(kSmallMax <= kPageSize / 8, "a page block holds at least 8 objects");
 static_assert(kExactMax % kMinAlign == 0 && kSmallMax % kMinAlign == 0);

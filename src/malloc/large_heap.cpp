@@ -75,7 +75,8 @@ class LargeArena {
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
   void* allocate(std::size_t size, std::size_t align) noexcept;
-  void release(Chunk* c) noexcept;
+  void release(Chunk* c, bool foreign) noexcept;
+  std::size_t deferred_bytes() const noexcept { return deferred_bytes_.load(std::memory_order_relaxed); }
   bool resize(Chunk* c, std::size_t size) noexcept;
   // Take the lock (and release the chunks freed while it was busy); give it up,
   // with one more look for chunks freed meanwhile.
@@ -86,6 +87,7 @@ class LargeArena {
     s.live_objects += live_objects_;
     s.live_bytes += live_bytes_;
     s.free_bytes += free_bytes_;
+    if (spare_limit_ > s.largest_spare_limit) s.largest_spare_limit = spare_limit_;
     if (first_map_) {  // the biggest chunk is in the highest non-empty bin
       unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(first_map_));
       unsigned sl = 31u - static_cast<unsigned>(__builtin_clz(second_map_[fl]));
@@ -103,6 +105,8 @@ class LargeArena {
   void purge() noexcept;
   void release_locked(Chunk* c) noexcept;
   void release_deferred() noexcept;
+  bool try_defer(Chunk* c) noexcept;
+  void defer(Chunk* c) noexcept;
 
   std::uint64_t first_map_ = 0;
   std::uint32_t second_map_[kFirstLevel] = {};
@@ -110,6 +114,11 @@ class LargeArena {
   LargeRegion* regions_ = nullptr;
   std::size_t region_count_ = 0;
   std::size_t empty_regions_ = 0;  // completely free regions kept mapped
+  // How many empty regions stay mapped (kLargeSpareRegions..kLargeSpareRegionsMax):
+  // one more for each region mapped while an unmap is unanswered, one less
+  // for each unmap -- the rule of the thread heaps' empty blocks.
+  std::size_t spare_limit_ = cfg::kLargeSpareRegions;
+  std::size_t unanswered_unmaps_ = 0;
   std::size_t dirty_bytes_ = 0;
   std::size_t free_bytes_ = 0;
   std::size_t live_objects_ = 0;
@@ -118,6 +127,7 @@ class LargeArena {
   // thread while the owner allocates), linked through next_free and released
   // by whoever holds the lock next: a free never waits for the lock.
   std::atomic<Chunk*> deferred_{nullptr};
+  std::atomic<std::size_t> deferred_bytes_{0};
 };
 
 namespace {
@@ -172,6 +182,10 @@ Chunk* LargeArena::find(std::size_t size) noexcept {
 bool LargeArena::add_region() noexcept {
   void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
   if (!mem) return false;
+  if (unanswered_unmaps_ > 0) {  // a region unmapped earlier is needed again
+    --unanswered_unmaps_;
+    if (spare_limit_ < cfg::kLargeSpareRegionsMax) ++spare_limit_;
+  }
   if (!area_add(mem)) {
     unmap(mem, cfg::kSegmentSize);
     errno = ENOMEM;
@@ -236,11 +250,30 @@ void LargeArena::unlock() noexcept {
 void LargeArena::release_deferred() noexcept {
   if (deferred_.load(std::memory_order_relaxed) == nullptr) return;
   Chunk* c = deferred_.exchange(nullptr, std::memory_order_acquire);
+  std::size_t bytes = 0;
   while (c) {
     Chunk* next = c->next_free;
+    bytes += c->size();
     release_locked(c);
     c = next;
   }
+  deferred_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void LargeArena::defer(Chunk* c) noexcept {
+  deferred_bytes_.fetch_add(c->size(), std::memory_order_relaxed);
+  Chunk* head = deferred_.load(std::memory_order_relaxed);
+  do {
+    c->next_free = head;
+  } while (!deferred_.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
+}
+
+// Defer a foreign free unless the arena already holds kLargeDeferredBytes of
+// them (its threads may be idle or gone: then the freer releases them itself).
+bool LargeArena::try_defer(Chunk* c) noexcept {
+  if (deferred_bytes() + c->size() > cfg::kLargeDeferredBytes) return false;
+  defer(c);
+  return true;
 }
 
 void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
@@ -280,13 +313,12 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   return c->payload();
 }
 
-void LargeArena::release(Chunk* c) noexcept {
+void LargeArena::release(Chunk* c, bool foreign) noexcept {
+  // (Checked mode needs the in-use flag exact: no deferring.)
+  if (foreign && !checked_mode() && try_defer(c)) return;
   if (pthread_mutex_trylock(&lock) != 0) {
-    if (!checked_mode()) {  // (checked mode needs the in-use flag exact: no deferring)
-      Chunk* head = deferred_.load(std::memory_order_relaxed);
-      do {
-        c->next_free = head;
-      } while (!deferred_.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
+    if (!checked_mode()) {
+      defer(c);
       return;
     }
     pthread_mutex_lock(&lock);
@@ -314,7 +346,9 @@ void LargeArena::release_locked(Chunk* c) noexcept {
   }
   c->size_flags = size | kDirty;
   c->next()->prev_size = size;
-  if (size == kRegionPayload && empty_regions_ >= cfg::kLargeSpareRegions) {
+  if (size == kRegionPayload && empty_regions_ >= spare_limit_) {
+    if (spare_limit_ > cfg::kLargeSpareRegions) --spare_limit_;
+    if (unanswered_unmaps_ < cfg::kLargeSpareRegionsMax) ++unanswered_unmaps_;
     if (region->prev) region->prev->next = region->next; else regions_ = region->next;
     if (region->next) region->next->prev = region->prev;
     --region_count_;
@@ -370,7 +404,18 @@ void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexc
   return arena.allocate(size, align);
 }
 
-void large_free(void* p) noexcept { region_of(p)->arena->release(Chunk::of(p)); }
+void large_free(void* p, const LargeArena& mine) noexcept {
+  LargeArena* home = region_of(p)->arena;
+  home->release(Chunk::of(p), home != &mine);
+}
+
+LargeArena& large_arena_of(const void* p) noexcept { return *region_of(p)->arena; }
+
+std::size_t large_deferred_bytes() noexcept {
+  std::size_t bytes = 0;
+  for (auto& arena : g_arenas) bytes += arena.deferred_bytes();
+  return bytes;
+}
 
 std::size_t large_usable_size(const void* p) noexcept { return Chunk::of(p)->size() - kHeader; }
 

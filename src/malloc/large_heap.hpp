@@ -11,7 +11,9 @@
 // Returning memory: free chunks are "dirty" until their inner pages are
 // discarded; once kLargeDirtyLimit bytes are dirty the arena discards them all
 // (Vam discards at once; the limit is the hysteresis). A region that becomes
-// completely free is unmapped, except the last one of the arena.
+// completely free is unmapped, except for a few spares: kLargeSpareRegions,
+// raised by demand up to kLargeSpareRegionsMax when regions are mapped again
+// soon after being unmapped.
 //
 // Threads: kLargeArenas arenas, each with one mutex; a thread allocates from
 // arena (heap number % kLargeArenas), and a chunk is freed to the arena of its
@@ -19,7 +21,9 @@
 // here costs little; it is the one layer that is not lock-free on its fast path.
 // A free never waits for it, though: when the lock is busy the chunk goes onto
 // the arena's atomic list of deferred frees, which the holder (or the next
-// one) releases.
+// one) releases. A free from a thread that allocates from another arena does
+// not even try the lock (it would hold it against the arena's own threads,
+// which then sleep on it): it defers, up to kLargeDeferredBytes per arena.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +35,10 @@ class LargeArena;
 LargeArena& large_arena(std::size_t number) noexcept;
 // nullptr + ENOMEM. align is a power of two >= 16.
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept;
-void large_free(void* p) noexcept;
+// `mine`: the arena the freeing thread allocates from.
+void large_free(void* p, const LargeArena& mine) noexcept;
+LargeArena& large_arena_of(const void* p) noexcept;
+std::size_t large_deferred_bytes() noexcept;  // freed, not yet released (all arenas)
 std::size_t large_usable_size(const void* p) noexcept;
 // Grow or shrink in place to hold `size` bytes; false if it cannot.
 bool large_resize(void* p, std::size_t size) noexcept;
@@ -44,6 +51,7 @@ struct LargeStats {
   std::size_t live_bytes = 0;
   std::size_t free_bytes = 0;
   std::size_t largest_free = 0;  // the biggest free chunk
+  std::size_t largest_spare_limit = 0;  // empty regions an arena keeps mapped, at most (by demand)
 };
 LargeStats large_stats() noexcept;
 

@@ -34,6 +34,18 @@ std::uintptr_t freed_cookie(const void* object) noexcept {
 void mark_allocated(void* object) noexcept { static_cast<std::uintptr_t*>(object)[1] = 0; }
 
 std::atomic<std::size_t> g_reclaimed_blocks{0};
+std::atomic<std::size_t> g_abandoned_kept{0};  // empty blocks abandoned heaps keep resident
+std::atomic<std::size_t> g_handed_over{0};     // such blocks a new thread adopted (statistics)
+
+// Claim room for up to `want` blocks in the abandoned heaps' budget; returns
+// how many fit.
+std::size_t reserve_abandoned(std::size_t want) noexcept {
+  std::size_t before = g_abandoned_kept.fetch_add(want, std::memory_order_relaxed);
+  std::size_t room = before >= cfg::kAbandonedRetainedMax ? 0 : cfg::kAbandonedRetainedMax - before;
+  std::size_t keep = want < room ? want : room;
+  if (keep < want) g_abandoned_kept.fetch_sub(want - keep, std::memory_order_relaxed);
+  return keep;
+}
 
 // The last block of a non-empty list; *count gets the list's length.
 FreeBlock* list_tail(FreeBlock* list, std::uint32_t* count) noexcept {
@@ -129,6 +141,23 @@ SmallSegment* map_small_segment() noexcept {
 }
 
 }  // namespace
+
+// Discard the oldest empty block of the heap abandoned longest ago that keeps
+// any (the last an adopter would take). Best effort: when the registry is
+// busy, the next fresh block tries again (32 threads waiting on it here were
+// 4 000 futex calls a run).
+void give_back_abandoned_block() noexcept {
+  if (pthread_mutex_trylock(&g_registry_lock) != 0) return;
+  Heap* oldest = nullptr;
+  for (Heap* h = g_abandoned; h; h = h->next_abandoned)
+    if (h->kept_abandoned > 0) oldest = h;
+  if (oldest) {
+    --oldest->kept_abandoned;
+    g_abandoned_kept.fetch_sub(1, std::memory_order_relaxed);
+    oldest->discard_oldest_empty();
+  }
+  pthread_mutex_unlock(&g_registry_lock);
+}
 
 // ---- allocation -------------------------------------------------------------
 
@@ -245,6 +274,15 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
   if (page) {
     empty_pages.remove(page);
   } else {
+    // A fresh block faults its pages in: if this heap discarded a block it
+    // now needs again, it keeps one more empty block from now on.
+    if (unanswered_discards > 0) {
+      --unanswered_discards;
+      if (retain_limit < cfg::kRetainedEmptyMax) ++retain_limit;
+    }
+    // While exited threads' empty blocks wait resident for adopters, a block
+    // faulted in here gives one of them back: the waiting costs no RSS.
+    if (g_abandoned_kept.load(std::memory_order_relaxed) > 0) give_back_abandoned_block();
     SmallSegment* seg = segments;
     if (!seg || seg->free_pages == 0) seg = take_segment();
     if (!seg) return nullptr;
@@ -309,17 +347,30 @@ void Heap::page_emptied(Page* page) noexcept {
 }
 
 void Heap::retire(Page* page) noexcept {
+  park_empty(page);
+  if (empty_pages.count > retain_limit) {
+    // Each overflow lowers the limit by one, so a burst going away brings a
+    // raised limit back to kRetainedEmptyPages within as many frees.
+    if (retain_limit > cfg::kRetainedEmptyPages) --retain_limit;
+    if (unanswered_discards < cfg::kRetainedEmptyMax) ++unanswered_discards;
+    while (empty_pages.count > retain_limit) discard_oldest_empty();
+  }
+}
+
+// Move an empty block from its class to the front of the LRU of empty blocks.
+void Heap::park_empty(Page* page) noexcept {
   queues[page->cls].available.remove(page);
   sync_current(page->cls);
   page->note_touched();
   page->state = PageState::kEmptyRetained;
   page->flags = 0;
   empty_pages.push_front(page);
-  if (empty_pages.count > cfg::kRetainedEmptyPages) {
-    Page* oldest = empty_pages.tail;
-    empty_pages.remove(oldest);
-    release_page(oldest);
-  }
+}
+
+void Heap::discard_oldest_empty() noexcept {
+  Page* oldest = empty_pages.tail;
+  empty_pages.remove(oldest);
+  release_page(oldest);
 }
 
 // Discard a retired block's memory and give the block back to its segment.
@@ -355,15 +406,16 @@ void Heap::release_all() noexcept {
     for (Page* page = q.available.head; page;) {
       Page* next = page->next;
       collect_remote(page);
-      if (page->used() == 0) retire(page);
+      if (page->used() == 0) park_empty(page);  // the front blocks too: all go to the adopter
       page = next;
     }
     sync_current(cls);
   }
-  while (Page* page = empty_pages.tail) {
-    empty_pages.remove(page);
-    release_page(page);
-  }
+  // The thread that adopts this heap reuses its empty blocks warm (thread
+  // churn); abandoned heaps keep kAbandonedRetainedMax blocks at most, in all.
+  std::size_t keep = reserve_abandoned(empty_pages.count);
+  while (empty_pages.count > keep) discard_oldest_empty();
+  kept_abandoned = static_cast<std::uint32_t>(keep);
 }
 
 namespace {
@@ -382,7 +434,7 @@ void try_reclaim(Heap* owner, Page* page) noexcept {
   // With the objects in hand the owner cannot recycle the block, so its
   // geometry is stable and the count is the proof.
   if (n == page->capacity() &&
-      (!owner || owner->unseen_empty.fetch_add(1, std::memory_order_relaxed) >= cfg::kRemoteRetainedEmptyPages)) {
+      (!owner || owner->unseen_empty.fetch_add(1, std::memory_order_relaxed) >= cfg::kRetainedEmptyPages)) {
     discard(page->start(), cfg::kPageSize);
     g_reclaimed_blocks.fetch_add(1, std::memory_order_relaxed);
     page->remote.store(kReclaimedBlock, std::memory_order_release);
@@ -413,6 +465,8 @@ void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
 }
 
 std::size_t reclaimed_blocks() noexcept { return g_reclaimed_blocks.load(std::memory_order_relaxed); }
+std::size_t abandoned_kept_blocks() noexcept { return g_abandoned_kept.load(std::memory_order_relaxed); }
+std::size_t handed_over_blocks() noexcept { return g_handed_over.load(std::memory_order_relaxed); }
 
 // ---- heap lifecycle -----------------------------------------------------------
 
@@ -423,6 +477,10 @@ Heap* heap_claim() noexcept {
     g_abandoned = heap->next_abandoned;
     heap->next_abandoned = nullptr;
     heap->abandoned = false;
+    // Its empty blocks are this thread's now, out of the abandoned heaps' budget.
+    g_abandoned_kept.fetch_sub(heap->kept_abandoned, std::memory_order_relaxed);
+    g_handed_over.fetch_add(heap->kept_abandoned, std::memory_order_relaxed);
+    heap->kept_abandoned = 0;
     pthread_mutex_unlock(&g_registry_lock);
     for (std::size_t cls = 0; cls < kClassCount; ++cls) heap->sync_current(cls);
     return heap;

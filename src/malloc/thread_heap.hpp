@@ -16,12 +16,19 @@
 // refill at most, round robin, so a long full list never makes a refill slow).
 //
 // Empty blocks (Vam §3.6) stay with the heap, still resident, in an LRU cache
-// of kRetainedEmptyPages; beyond that the oldest is discarded with madvise and
-// returned to its segment. A segment whose blocks are all unused goes to a
-// global pool, from which any heap takes segments.
+// of retain_limit blocks; beyond that the oldest is discarded with madvise and
+// returned to its segment. The limit starts at kRetainedEmptyPages and follows
+// demand: a heap that has to fault a fresh block in after discarding one
+// raises it (up to kRetainedEmptyMax), every discard lowers it again. A
+// segment whose blocks are all unused goes to a global pool, from which any
+// heap takes segments.
 //
-// When a thread exits its heap is abandoned (its empty blocks discarded) and
-// the next new thread adopts it, objects, remote frees and all.
+// When a thread exits its heap is abandoned and the next new thread adopts it,
+// objects, remote frees and all -- and its empty blocks, still resident, so
+// the next thread of a thread-churn program starts warm (within a process-wide
+// budget, kAbandonedRetainedMax; beyond it they are discarded at exit). A
+// running thread that faults a fresh block in meanwhile discards one of them,
+// so keeping them costs no RSS of its own.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -88,9 +95,15 @@ struct Heap {
   ClassQueue queues[kClassCount];
   PageList empty_pages;         // retained empty blocks, most recently emptied first
   // Blocks other threads' frees emptied since this heap last refilled (see
-  // free_remote): the first kRemoteRetainedEmptyPages stay resident for the owner to
+  // free_remote): the first kRetainedEmptyPages stay resident for the owner to
   // reuse warm, later ones -- the owner is idle or gone -- are discarded.
   std::atomic<std::uint32_t> unseen_empty{0};
+  // How many empty blocks the LRU keeps (kRetainedEmptyPages..kRetainedEmptyMax):
+  // one more for each fresh block faulted in while a discard is unanswered,
+  // one less for each discard.
+  std::uint32_t retain_limit = cfg::kRetainedEmptyPages;
+  std::uint32_t unanswered_discards = 0;  // discards not yet followed by a fresh block
+  std::uint32_t kept_abandoned = 0;       // empty blocks counted in the abandoned heaps' budget
   SmallSegment* segments = nullptr;  // segments this heap owns
   Heap* next_heap = nullptr;    // registry of all heaps
   Heap* next_abandoned = nullptr;
@@ -106,7 +119,8 @@ struct Heap {
   void on_trigger(Page* page) noexcept;
   // A block on the available list whose last object came back.
   void page_emptied(Page* page) noexcept;
-  // Hand everything that can go back (thread exit).
+  // Thread exit: collect remote frees, retire empty blocks, keep as many of
+  // them resident as the abandoned heaps' budget allows, discard the rest.
   void release_all() noexcept;
   // Point current[cls] at the front of the available list (or the empty page).
   void sync_current(std::size_t cls) noexcept;
@@ -120,6 +134,9 @@ struct Heap {
   void move_to_front(Page* page) noexcept;
   void push_available(std::size_t cls, Page* page) noexcept;
   void retire(Page* page) noexcept;
+  void park_empty(Page* page) noexcept;
+  void discard_oldest_empty() noexcept;
+  friend void give_back_abandoned_block() noexcept;
   void release_page(Page* page) noexcept;
   SmallSegment* take_segment() noexcept;
 };
@@ -128,6 +145,10 @@ struct Heap {
 // free that hands back the last object of a full block discards the block.
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept;
 std::size_t reclaimed_blocks() noexcept;  // blocks discarded that way (statistics)
+// Statistics: empty blocks abandoned heaps keep now, and blocks new threads
+// adopted warm that way since start.
+std::size_t abandoned_kept_blocks() noexcept;
+std::size_t handed_over_blocks() noexcept;
 
 // Heap lifecycle (locked registry; never on a fast path).
 Heap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM

@@ -12,7 +12,9 @@
 #include "huge_heap.hpp"
 #include "large_heap.hpp"
 #include "os.hpp"
+#include "segment.hpp"
 #include "strata/strata.h"
+#include "thread_heap.hpp"
 
 namespace {
 
@@ -38,6 +40,56 @@ TEST(StrataLarge, FreedNeighboursCoalesceIntoOneChunk) {
     strata_free(big);
     EXPECT_EQ(large_stats().regions, after.regions) << "the coalesced space holds the largest large object";
   }).join();
+}
+
+// Large objects that come and go by whole regions (thread churn): an arena
+// that maps a region again after unmapping one keeps more spare regions, until
+// a round neither maps nor unmaps.
+TEST(StrataLarge, AnArenaThatMapsRegionsAgainKeepsMoreSpares) {
+  std::thread([] {
+    constexpr std::size_t kRegions = 6;
+    static_assert(kRegions > cfg::kLargeSpareRegions && kRegions <= cfg::kLargeSpareRegionsMax);
+    auto round = [] {  // returns the bytes the allocations had to map
+      std::size_t before = strata::malloc_detail::mapped_bytes();
+      std::vector<void*> objects;  // two 1.5 MiB objects fill a 4 MiB region
+      for (std::size_t i = 0; i < 2 * kRegions; ++i) objects.push_back(strata_malloc(1536 * 1024));
+      std::size_t grown = strata::malloc_detail::mapped_bytes() - before;
+      for (void* p : objects) strata_free(p);
+      return grown;
+    };
+    for (int i = 0; i < 4; ++i) round();
+    std::size_t mapped = strata::malloc_detail::mapped_bytes();
+    EXPECT_EQ(round(), 0u) << "the last round had to map regions again";
+    EXPECT_EQ(strata::malloc_detail::mapped_bytes(), mapped) << "the last round unmapped regions";
+    EXPECT_GT(large_stats().largest_spare_limit, cfg::kLargeSpareRegions);
+  }).join();
+}
+
+// A thread that allocates from another arena frees a large chunk onto its
+// arena's deferred list without taking the lock (it would hold the lock
+// against that arena's own threads); the arena's next lock holder releases
+// it. The list holds kLargeDeferredBytes at most: beyond, the freer releases.
+TEST(StrataLarge, AFreeFromAnotherArenasThreadIsDeferredWithoutTheLock) {
+  using strata::malloc_detail::large_arena;
+  using strata::malloc_detail::large_arena_of;
+  using strata::malloc_detail::large_deferred_bytes;
+  using strata::malloc_detail::large_free;
+  void* p = strata_malloc(100000);
+  ASSERT_NE(p, nullptr);
+  auto& home = large_arena_of(p);
+  auto& other = &large_arena(0) != &home ? large_arena(0) : large_arena(1);
+  std::size_t live = large_stats().live_objects;  // (also releases anything deferred before)
+  ASSERT_EQ(large_deferred_bytes(), 0u);
+  large_free(p, other);
+  EXPECT_GE(large_deferred_bytes(), std::size_t{100000});
+  EXPECT_EQ(large_stats().live_objects, live - 1) << "the next lock holder releases it";
+  EXPECT_EQ(large_deferred_bytes(), 0u);
+
+  std::vector<void*> objects;
+  for (int i = 0; i < 40; ++i) objects.push_back(strata_malloc(100000));
+  for (void* q : objects) large_free(q, &large_arena_of(q) == &other ? large_arena(2) : other);
+  EXPECT_LE(large_deferred_bytes(), cfg::kLargeDeferredBytes) << "4 MB freed, at most 1 MiB left deferred";
+  large_stats();
 }
 
 TEST(StrataLarge, ReallocGrowsInPlaceIntoAFreeNeighbour) {
@@ -81,19 +133,67 @@ TEST(StrataPages, AMallocFreeLoopOnABlockBoundaryDoesNotDiscard) {
 
 TEST(StrataPages, BatchesAllocatedAndFreedAgainAndAgainReuseWarmBlocks) {
   // glibc's simple malloc benchmark's pattern: a batch of objects, all freed,
-  // then the next batch. A batch of 40 blocks (2.5 MiB) stays within what a
-  // heap retains: after the first turn nothing is discarded, so no turn pays
-  // madvise and page faults.
+  // then the next batch. A batch of 40 blocks (2.5 MiB) is within what a heap
+  // learns to retain: after a few turns nothing is discarded any more, so no
+  // turn pays madvise and page faults.
   std::thread([] {
     const std::size_t blocks = 40;
     std::vector<void*> batch(blocks * cfg::kPageSize / 512);
-    std::size_t after_first = 0;
+    std::size_t after_warmup = 0;
     for (int turn = 0; turn < 20; ++turn) {
       for (void*& p : batch) p = strata_malloc(512);
       for (void* p : batch) strata_free(p);
-      if (turn == 0) after_first = strata::malloc_detail::discarded_os_pages();
+      if (turn == 4) after_warmup = strata::malloc_detail::discarded_os_pages();
     }
-    EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), after_first);
+    EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), after_warmup);
+  }).join();
+}
+
+// The heap that owns a small object (its segment's owner).
+strata::malloc_detail::Heap* heap_of(void* p) {
+  return strata::malloc_detail::segment_of(p)->owner;
+}
+
+// Allocates `blocks` page blocks worth of 256-byte objects and frees them all.
+// Returns the OS pages discarded meanwhile.
+std::size_t fill_and_free_blocks(std::size_t blocks) {
+  std::size_t before = strata::malloc_detail::discarded_os_pages();
+  std::vector<void*> objects;
+  for (std::size_t i = 0; i < blocks * cfg::kPageSize / 256; ++i) objects.push_back(strata_malloc(256));
+  for (void* p : objects) strata_free(p);
+  return strata::malloc_detail::discarded_os_pages() - before;
+}
+
+// A working set that breathes (thread churn): the first rounds discard blocks
+// that the next round faults in again, so the heap raises its retain limit
+// until a round discards nothing.
+TEST(StrataPages, AHeapThatFaultsDiscardedBlocksInAgainKeepsMoreEmptyBlocks) {
+  std::thread([] {
+    constexpr std::size_t kBlocks = 24;
+    static_assert(kBlocks > cfg::kRetainedEmptyPages + 1 && kBlocks < cfg::kRetainedEmptyMax);
+    for (int round = 0; round < 3; ++round) fill_and_free_blocks(kBlocks);
+    EXPECT_EQ(fill_and_free_blocks(kBlocks), 0u) << "a breathing working set stops being discarded";
+    void* probe = strata_malloc(256);
+    auto* heap = heap_of(probe);
+    EXPECT_GT(heap->retain_limit, cfg::kRetainedEmptyPages);
+    EXPECT_LE(heap->retain_limit, cfg::kRetainedEmptyMax);
+    strata_free(probe);
+  }).join();
+}
+
+// Freeing alone brings a raised limit back down: after the breathing above, a
+// burst of 128 blocks freed leaves kRetainedEmptyPages empty blocks resident.
+TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
+  std::thread([] {
+    for (int round = 0; round < 4; ++round) fill_and_free_blocks(24);
+    void* probe = strata_malloc(256);
+    auto* heap = heap_of(probe);
+    strata_free(probe);
+    ASSERT_GT(heap->retain_limit, cfg::kRetainedEmptyPages);
+    std::size_t discarded = fill_and_free_blocks(128);
+    EXPECT_EQ(heap->retain_limit, cfg::kRetainedEmptyPages);
+    EXPECT_LE(heap->empty_pages.count, cfg::kRetainedEmptyPages);
+    EXPECT_GE(discarded, (128 - cfg::kRetainedEmptyMax - 1) * (cfg::kPageSize / cfg::kOsPageSize));
   }).join();
 }
 

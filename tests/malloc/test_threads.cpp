@@ -15,6 +15,7 @@
 
 #include "large_heap.hpp"
 #include "os.hpp"
+#include "segment.hpp"
 #include "strata/strata.h"
 #include "thread_heap.hpp"
 
@@ -194,6 +195,72 @@ TEST(StrataThreads, AnExitedThreadsFreedMemoryIsReusedByTheNextThread) {
   EXPECT_TRUE(reused);
 }
 
+// Thread churn: a thread that exits hands its empty blocks, still resident, to
+// the next thread, which adopts its heap and reuses them without faults.
+TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
+  constexpr std::size_t kObjects = 16 * 64 * 1024 / 256;  // 16 page blocks of 256-byte objects
+  auto fill_and_free = [] {
+    std::vector<void*> objects;
+    for (std::size_t i = 0; i < kObjects; ++i) objects.push_back(strata_malloc(256));
+    for (void* p : objects) strata_free(p);
+  };
+  strata::malloc_detail::Heap* first_heap = nullptr;
+  std::size_t discarded_before_exit = 0;
+  std::thread([&] {
+    for (int round = 0; round < 3; ++round) fill_and_free();  // raises the retain limit
+    void* probe = strata_malloc(256);
+    first_heap = strata::malloc_detail::segment_of(probe)->owner;
+    strata_free(probe);
+    discarded_before_exit = strata::malloc_detail::discarded_os_pages();
+  }).join();
+  EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), discarded_before_exit) << "exit discarded the empty blocks";
+  EXPECT_GT(strata::malloc_detail::abandoned_kept_blocks(), 0u);
+  std::size_t handed_before = strata::malloc_detail::handed_over_blocks();
+  std::thread([&] {
+    std::size_t discarded = strata::malloc_detail::discarded_os_pages();
+    void* probe = strata_malloc(256);
+    EXPECT_EQ(strata::malloc_detail::segment_of(probe)->owner, first_heap) << "the last abandoned heap is adopted first";
+    EXPECT_GT(strata::malloc_detail::handed_over_blocks(), handed_before);
+    strata_free(probe);
+    fill_and_free();
+    EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), discarded);
+  }).join();
+}
+
+// Blocks kept for adopters cost no RSS of their own: while an exited thread's
+// empty blocks wait, a running thread that faults fresh blocks in gives one of
+// them back for each.
+TEST(StrataThreads, ARunningThreadsFreshBlocksGiveBackTheBlocksKeptForAdopters) {
+  constexpr std::size_t kObjects = 16 * 64 * 1024 / 256;  // 16 page blocks of 256-byte objects
+  std::atomic<int> stage{0};  // 1: the runner has its heap; 2: the other thread exited
+  auto wait_for = [&](int s) {
+    while (stage.load() < s) std::this_thread::yield();
+  };
+  std::size_t kept_before = 0, kept_after = 0;
+  std::thread runner([&] {
+    strata_free(strata_malloc(256));  // claims a heap before the other thread's is abandoned
+    stage.store(1);
+    wait_for(2);
+    kept_before = strata::malloc_detail::abandoned_kept_blocks();
+    std::vector<void*> objects;  // more than any heap keeps: fresh blocks are faulted in
+    for (std::size_t i = 0; i < 6 * kObjects; ++i) objects.push_back(strata_malloc(256));
+    kept_after = strata::malloc_detail::abandoned_kept_blocks();
+    for (void* p : objects) strata_free(p);
+  });
+  wait_for(1);
+  std::thread([] {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<void*> objects;
+      for (std::size_t i = 0; i < kObjects; ++i) objects.push_back(strata_malloc(256));
+      for (void* p : objects) strata_free(p);
+    }
+  }).join();
+  stage.store(2);
+  runner.join();
+  ASSERT_GT(kept_before, 0u) << "the exited thread kept its empty blocks";
+  EXPECT_LT(kept_after, kept_before);
+}
+
 // A burst of small objects allocated by one thread and freed by another: the
 // freeing thread discards each block as it hands back the block's last object,
 // while the owner sits idle; afterwards the owner reuses the blocks, whose
@@ -244,9 +311,9 @@ TEST(StrataThreads, ABurstFreedOnAnotherThreadIsDiscardedWhileTheOwnerIdles) {
   freer.join();
   owner.join();
   // Every block but the owner's current one (still open for allocation) went
-  // full; all but the first kRemoteRetainedEmptyPages (kept warm for the owner)
+  // full; all but the first kRetainedEmptyPages (kept warm for the owner)
   // are discarded by the freeing thread.
-  EXPECT_GE(reclaimed_after - reclaimed_before, kBlocks - 1 - strata::malloc_config::kRemoteRetainedEmptyPages);
+  EXPECT_GE(reclaimed_after - reclaimed_before, kBlocks - 1 - strata::malloc_config::kRetainedEmptyPages);
   EXPECT_TRUE(reused_and_intact);
 }
 
