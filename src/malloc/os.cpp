@@ -1,6 +1,9 @@
 #include "os.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -91,6 +94,38 @@ bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noex
   if (p == MAP_FAILED) return false;
   g_mapped_bytes.fetch_add(new_bytes - old_bytes, std::memory_order_relaxed);
   return true;
+}
+
+namespace {
+// vm.overcommit_memory: 2 means every writable private page is charged when
+// mapped, MAP_NORESERVE or not.
+bool kernel_commits_strictly() noexcept {
+  int fd = ::open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char mode = '0';
+  bool strict = ::read(fd, &mode, 1) == 1 && mode == '2';
+  ::close(fd);
+  return strict;
+}
+}  // namespace
+
+void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
+  static const bool strict = kernel_commits_strictly();
+  if (strict) return nullptr;
+  // Under a small address-space limit a mostly empty reservation would starve
+  // every other mapping: take at most an eighth of it.
+  struct rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && bytes > limit.rlim_cur / 8) return nullptr;
+  std::size_t span = bytes + align;
+  void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  auto base = reinterpret_cast<std::uintptr_t>(raw);
+  std::uintptr_t start = (base + align - 1) & ~(align - 1);
+  if (start > base) ::munmap(raw, start - base);
+  std::uintptr_t tail = start + bytes;
+  if (base + span > tail) ::munmap(reinterpret_cast<void*>(tail), base + span - tail);
+  g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return reinterpret_cast<void*>(start);
 }
 
 void unmap(void* ptr, std::size_t bytes) noexcept {

@@ -21,6 +21,13 @@ bool move_pages(void* from, std::size_t old_bytes, std::size_t new_bytes, void* 
 // Grow a mapping in place (never moves it); false if the kernel cannot.
 bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept;
 void unmap(void* ptr, std::size_t bytes) noexcept;
+// Address space for many objects at once: `bytes` read-write, aligned to
+// `align` (>= kSegmentSize), with no swap reserved (MAP_NORESERVE), so that a
+// page costs memory only once touched. nullptr when the kernel says no, when
+// it would be more than an eighth of RLIMIT_AS, or when the kernel commits
+// strictly (vm.overcommit_memory = 2: the whole range would be charged at
+// once). Counted in mapped_bytes().
+void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept;
 
 // Give the physical pages of [ptr, ptr+bytes) back (madvise); both ends are
 // rounded inwards to OS pages. Counted in discarded_os_pages().

@@ -38,9 +38,17 @@ int exhaust(std::size_t size, std::vector<void*>& live) {
   }
 }
 
-int child() {
+// reserve_first: a huge object is allocated (and freed) before the limit, so
+// that huge objects have a region of address space reserved already.
+int child(bool reserve_first) {
   std::vector<void*> live;
   live.reserve(1 << 22);
+  if (reserve_first) {
+    void* p = strata_malloc(std::size_t{5} << 20);
+    if (!p) return 21;
+    std::memset(p, 1, std::size_t{5} << 20);
+    strata_free(p);
+  }
   struct rlimit limit{};
   limit.rlim_cur = limit.rlim_max = current_address_space() + (std::size_t{160} << 20);
   if (setrlimit(RLIMIT_AS, &limit) != 0) return 20;
@@ -67,14 +75,20 @@ int child() {
   return 0;
 }
 
-TEST(StrataOutOfMemory, NullWithEnomemForEverySizeThenRecovers) {
+void run_child(bool reserve_first) {
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
-  if (pid == 0) _exit(child());
+  if (pid == 0) _exit(child(reserve_first));
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status) << " instead of getting NULL";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "stage code " << WEXITSTATUS(status) << " (see test_oom.cpp)";
 }
+
+TEST(StrataOutOfMemory, NullWithEnomemForEverySizeThenRecovers) { run_child(false); }
+
+// The region reserved for huge objects fills up, then the limit is reached
+// by the mappings of their own that follow: still NULL + ENOMEM.
+TEST(StrataOutOfMemory, NullWithEnomemWhenTheHugeRegionWasReservedBeforeTheLimit) { run_child(true); }
 
 }  // namespace
