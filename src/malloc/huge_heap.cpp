@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 #include "config.hpp"
@@ -74,25 +75,6 @@ std::size_t part_in_segment(std::size_t bytes, std::size_t j) noexcept {
   return bytes <= j * kSegment ? 0 : min_size(bytes - j * kSegment, kSegment);
 }
 
-// Segments [first, first+n) of r become part of a live run: their resident
-// pages leave the cache. Returns those resident bytes the extent reuses, and
-// whether the extent is all fresh (zero) pages.
-std::size_t take_segments(Region& r, std::size_t first, std::size_t n, std::size_t extent_from_first,
-                          bool* zeroed) noexcept {
-  std::size_t reused = 0;
-  bool fresh = true;
-  for (std::size_t j = 0; j < n; ++j) {
-    std::size_t i = first + j;
-    set_used(r, i, true);
-    g_cached_bytes -= r.resident[i];
-    std::size_t part = part_in_segment(extent_from_first, j);
-    reused += min_size(r.resident[i], part);
-    if (r.resident[i] && part) fresh = false;
-  }
-  if (zeroed) *zeroed = fresh;
-  return reused;
-}
-
 // Segments [first, first+n) of r leave a run whose first `touched` bytes
 // (from `first`) may be resident: they join the cache.
 void give_segments(Region& r, std::size_t first, std::size_t n, std::size_t touched) noexcept {
@@ -101,6 +83,20 @@ void give_segments(Region& r, std::size_t first, std::size_t n, std::size_t touc
     std::size_t i = first + j;
     auto part = static_cast<std::uint32_t>(part_in_segment(touched, j));
     if (part > r.resident[i]) r.resident[i] = part;
+    g_cached_bytes += r.resident[i];
+    r.freed_at[i] = g_clock;
+    set_used(r, i, false);
+  }
+}
+
+// Segments [first, first+n) of r leave a run whose first `moved` bytes were
+// moved away (fresh pages mapped there): what may be resident is only what
+// lay beyond them.
+void give_moved_segments(Region& r, std::size_t first, std::size_t n, std::size_t moved) noexcept {
+  ++g_clock;
+  for (std::size_t j = 0; j < n; ++j) {
+    std::size_t i = first + j;
+    if (r.resident[i] <= part_in_segment(moved, j)) r.resident[i] = 0;
     g_cached_bytes += r.resident[i];
     r.freed_at[i] = g_clock;
     set_used(r, i, false);
@@ -139,11 +135,41 @@ void trim_cache(std::size_t limit = cfg::kHugeCacheBytes) noexcept {
   }
 }
 
-// Where a run of n segments whose first `extent` bytes will be used goes:
-// the free place that reuses the most resident bytes (fewest page faults),
-// then the one with the most free space behind it (room to grow in place),
-// then the lowest. False if no region has room.
-bool find_place(std::size_t n, std::size_t extent, std::size_t* region, std::size_t* first) noexcept {
+// The resident bytes of segment j of a run that the bytes [skip, extent) of
+// the run reuse.
+std::size_t reuse_in_segment(std::size_t resident, std::size_t skip, std::size_t extent, std::size_t j) noexcept {
+  std::size_t upto = min_size(resident, part_in_segment(extent, j));
+  std::size_t skipped = min_size(resident, part_in_segment(skip, j));
+  return upto - skipped;
+}
+
+// Segments [first, first+n) of r become part of a live run: their resident
+// pages leave the cache. Returns those resident bytes that the bytes [skip,
+// extent) of the run reuse (the first `skip` bytes are replaced by moved
+// pages: resident ones there are dropped), and whether [0, extent) is all
+// fresh (zero) pages.
+std::size_t take_segments(Region& r, std::size_t first, std::size_t n, std::size_t skip, std::size_t extent,
+                          bool* zeroed) noexcept {
+  std::size_t reused = 0;
+  bool fresh = true;
+  for (std::size_t j = 0; j < n; ++j) {
+    std::size_t i = first + j;
+    set_used(r, i, true);
+    g_cached_bytes -= r.resident[i];
+    reused += reuse_in_segment(r.resident[i], skip, extent, j);
+    g_discarded_bytes += min_size(r.resident[i], part_in_segment(skip, j));
+    if (r.resident[i] && part_in_segment(extent, j)) fresh = false;
+  }
+  if (zeroed) *zeroed = fresh;
+  return reused;
+}
+
+// Where a run of n segments whose bytes [skip, extent) will be written goes
+// (skip: the prefix that moved pages fill): the free place that reuses the
+// most resident bytes (fewest page faults), then the one with the most free
+// space behind it (room to grow in place), then the lowest. False if no
+// region has room.
+bool find_place(std::size_t n, std::size_t skip, std::size_t extent, std::size_t* region, std::size_t* first) noexcept {
   bool found = false;
   std::size_t best_reuse = 0, best_room = 0;
   for (std::size_t k = 0; k < g_region_count; ++k) {
@@ -158,7 +184,7 @@ bool find_place(std::size_t n, std::size_t extent, std::size_t* region, std::siz
       while (run_end < kRegionSegments && !is_used(r, run_end)) ++run_end;
       for (std::size_t start = i; start + n <= run_end; ++start) {
         std::size_t reuse = 0;
-        for (std::size_t j = 0; j < n; ++j) reuse += min_size(r.resident[start + j], part_in_segment(extent, j));
+        for (std::size_t j = 0; j < n; ++j) reuse += reuse_in_segment(r.resident[start + j], skip, extent, j);
         std::size_t room = run_end - start - n;
         if (!found || reuse > best_reuse || (reuse == best_reuse && room > best_room)) {
           found = true;
@@ -172,6 +198,73 @@ bool find_place(std::size_t n, std::size_t extent, std::size_t* region, std::siz
     }
   }
   return found;
+}
+
+// Gaps of fresh pages smaller than this are left to fault in: two system
+// calls cost about as much as this many page faults.
+constexpr std::size_t kMinFill = 32 * cfg::kOsPageSize;
+
+// The free segment whose resident pages were freed longest ago, or false.
+bool oldest_cached(std::size_t* region, std::size_t* segment) noexcept {
+  bool found = false;
+  for (std::size_t k = 0; k < g_region_count; ++k) {
+    const Region& r = g_regions[k];
+    for (std::size_t i = 0; i < kRegionSegments; ++i) {
+      if (r.resident[i] < kMinFill || is_used(r, i)) continue;
+      if (!found || static_cast<std::int32_t>(r.freed_at[i] - g_regions[*region].freed_at[*segment]) < 0) {
+        found = true;
+        *region = k;
+        *segment = i;
+      }
+    }
+  }
+  return found;
+}
+
+// The run [first, first+n) of region k was just taken and its bytes [skip,
+// extent) are about to be written: where they are not resident, the kernel
+// moves resident pages of cached free segments there (the tail of their
+// resident prefix), so that cached pages serve any placement, not only
+// their own. Under g_lock (a source must not be handed out meanwhile).
+// Returns the bytes filled.
+std::size_t fill_gaps(std::size_t k, std::size_t first, std::size_t n, std::size_t skip, std::size_t extent) noexcept {
+  Region& r = g_regions[k];
+  std::size_t filled = 0;
+  int failures = 0;
+  for (std::size_t j = 0; j < n && failures < 4; ++j) {
+    std::size_t i = first + j;
+    std::size_t start = r.resident[i] > part_in_segment(skip, j) ? r.resident[i] : part_in_segment(skip, j);
+    std::size_t end = part_in_segment(extent, j);
+    while (end > start && end - start >= kMinFill && failures < 4) {
+      std::size_t sk = 0, si = 0;
+      if (!oldest_cached(&sk, &si)) return filled;
+      Region& src = g_regions[sk];
+      std::size_t len = min_size(end - start, src.resident[si]);
+      char* from = src.base + si * kSegment + src.resident[si] - len;
+      MoveResult moved = move_within_reservation(from, len, r.base + i * kSegment + start);
+      if (moved == MoveResult::kNotMoved) {  // the source spans two kernel mappings: discard it instead
+        ++failures;
+        discard(src.base + si * kSegment, src.resident[si]);
+        g_discarded_bytes += src.resident[si];
+        g_cached_bytes -= src.resident[si];
+        src.resident[si] = 0;
+        continue;
+      }
+      src.resident[si] -= static_cast<std::uint32_t>(len);
+      g_cached_bytes -= len;
+      if (moved == MoveResult::kMovedLeavingAHole) {  // another mapping took the hole: never hand it out
+        g_cached_bytes -= src.resident[si];
+        src.resident[si] = 0;
+        set_used(src, si, true);
+      }
+      start += len;
+      r.resident[i] = static_cast<std::uint32_t>(start);
+      filled += len;
+    }
+  }
+  g_reused_bytes.fetch_add(filled, std::memory_order_relaxed);
+  g_moved_bytes.fetch_add(filled, std::memory_order_relaxed);
+  return filled;
 }
 
 bool add_region() noexcept {
@@ -190,9 +283,10 @@ HugeHeader* place_in_region(std::size_t bytes, bool* zeroed) noexcept {
   std::size_t n = segments_for(bytes);
   std::size_t k = 0, first = 0;
   pthread_mutex_lock(&g_lock);
-  bool found = find_place(n, bytes, &k, &first);
-  if (!found && add_region()) found = find_place(n, bytes, &k, &first);
-  std::size_t reused = found ? take_segments(g_regions[k], first, n, bytes, zeroed) : 0;
+  bool found = find_place(n, 0, bytes, &k, &first);
+  if (!found && add_region()) found = find_place(n, 0, bytes, &k, &first);
+  std::size_t reused = found ? take_segments(g_regions[k], first, n, 0, bytes, zeroed) : 0;
+  if (found && fill_gaps(k, first, n, 0, bytes) > 0) *zeroed = false;
   pthread_mutex_unlock(&g_lock);
   if (!found) return nullptr;
   g_reused_bytes.fetch_add(reused, std::memory_order_relaxed);
@@ -300,7 +394,7 @@ bool resize_in_region(HugeHeader* header, std::size_t bytes) noexcept {
   } else {
     for (std::size_t i = first + n_old; ok && i < first + n_new; ++i) ok = i < kRegionSegments && !is_used(r, i);
     if (ok) {
-      g_reused_bytes.fetch_add(take_segments(r, first + n_old, n_new - n_old, bytes - n_old * kSegment, nullptr),
+      g_reused_bytes.fetch_add(take_segments(r, first + n_old, n_new - n_old, 0, bytes - n_old * kSegment, nullptr),
                                std::memory_order_relaxed);
       ++g_grown_in_place;
     }
@@ -341,15 +435,67 @@ bool huge_resize(void* p, std::size_t size) noexcept {
   return true;
 }
 
-// Own mappings only: the kernel moves the pages to a new aligned mapping. A
-// region object is copied by the caller into a new run (a move would punch a
-// hole into the region).
+namespace {
+
+// A region object that cannot grow where it is: a new run (reusing resident
+// pages where the moved ones do not go), the old pages moved there by the
+// kernel instead of copied, the old run given back with fresh pages.
+void* move_in_region(HugeHeader* header, std::size_t offset, std::size_t bytes) noexcept {
+  if (bytes > cfg::kHugeRegionObjectMax) return nullptr;  // the caller copies it into a mapping of its own
+  std::size_t moved = header->touched_bytes;  // nothing beyond was ever handed out
+  std::size_t n = segments_for(bytes);
+  std::size_t k = 0, first = 0;
+  pthread_mutex_lock(&g_lock);
+  bool found = find_place(n, moved, bytes, &k, &first);
+  if (!found && add_region()) found = find_place(n, moved, bytes, &k, &first);
+  std::size_t reused = found ? take_segments(g_regions[k], first, n, moved, bytes, nullptr) : 0;
+  if (found) fill_gaps(k, first, n, moved, bytes);
+  pthread_mutex_unlock(&g_lock);
+  if (!found) return nullptr;
+  g_reused_bytes.fetch_add(reused, std::memory_order_relaxed);
+  auto* from = reinterpret_cast<char*>(header);
+  char* to = g_regions[k].base + first * kSegment;
+  Region& old_region = g_regions[header->region];
+  std::size_t old_first = first_segment(header), old_n = header->run_bytes / kSegment;
+  MoveResult result = move_within_reservation(from, moved, to);
+  if (result == MoveResult::kNotMoved) {
+    std::memcpy(to, from, moved);  // e.g. the run spans two kernel mappings
+  } else {
+    g_moved_bytes.fetch_add(moved, std::memory_order_relaxed);
+  }
+  area_remove(from);
+  area_add(to);  // cannot fail: the area map exists since the first huge object
+  auto* h = reinterpret_cast<HugeHeader*>(to);
+  g_live_bytes.fetch_add(bytes - h->segment.mapped_bytes, std::memory_order_relaxed);
+  h->segment.map_base = to;
+  h->segment.mapped_bytes = bytes;
+  h->run_bytes = n * kSegment;
+  h->touched_bytes = bytes;
+  h->region = k;
+  pthread_mutex_lock(&g_lock);
+  if (result == MoveResult::kMoved) {
+    give_moved_segments(old_region, old_first, old_n, moved);
+  } else if (result == MoveResult::kNotMoved) {
+    give_segments(old_region, old_first, old_n, moved);
+  }  // else a hole another mapping took: its segments stay marked used, never handed out
+  trim_cache();
+  pthread_mutex_unlock(&g_lock);
+  return to + offset;
+}
+
+}  // namespace
+
+// Region objects move to a new run; objects with a mapping of their own to a
+// new aligned mapping. Either way the kernel moves the pages.
 void* huge_move(void* p, std::size_t size) noexcept {
   HugeHeader* header = header_of(p);
-  if (header->region != kNoRegion) return nullptr;
+  std::size_t offset = static_cast<std::size_t>(static_cast<char*>(p) - reinterpret_cast<char*>(header));
+  if (header->region != kNoRegion) {
+    if (size > (std::size_t{1} << 46)) return nullptr;
+    return move_in_region(header, offset, round_to_os_page(offset + size));
+  }
   void* old_base = header;
   std::size_t old_bytes = header->run_bytes;
-  std::size_t offset = static_cast<std::size_t>(static_cast<char*>(p) - static_cast<char*>(old_base));
   if (offset >= kSegment || size > (std::size_t{1} << 46)) return nullptr;  // giant alignment: copy instead
   std::size_t bytes = round_to_os_page(offset + size);
   void* target = map_aligned(bytes, kSegment);

@@ -128,6 +128,17 @@ void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
   return reinterpret_cast<void*>(start);
 }
 
+MoveResult move_within_reservation(void* from, std::size_t bytes, void* to) noexcept {
+  if (::mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED) return MoveResult::kNotMoved;
+  // NOREPLACE: another thread may have mapped the hole in the meantime.
+  void* refill = ::mmap(from, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                        -1, 0);
+  if (refill == from) return MoveResult::kMoved;
+  if (refill != MAP_FAILED) ::munmap(refill, bytes);  // a kernel that ignores the flag
+  g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  return MoveResult::kMovedLeavingAHole;
+}
+
 void unmap(void* ptr, std::size_t bytes) noexcept {
   platform::unmap_pages(ptr, bytes);
   g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);

@@ -28,6 +28,11 @@ void unmap(void* ptr, std::size_t bytes) noexcept;
 // strictly (vm.overcommit_memory = 2: the whole range would be charged at
 // once). Counted in mapped_bytes().
 void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept;
+// Moves the pages of [from, from+bytes) to `to`, both inside reservations
+// (the pages at `to` are dropped), and maps fresh reserved pages where they
+// were, so that the reservation stays whole.
+enum class MoveResult { kMoved, kNotMoved, kMovedLeavingAHole };
+MoveResult move_within_reservation(void* from, std::size_t bytes, void* to) noexcept;
 
 // Give the physical pages of [ptr, ptr+bytes) back (madvise); both ends are
 // rounded inwards to OS pages. Counted in discarded_os_pages().
