@@ -83,7 +83,7 @@ inline constexpr std::size_t kHugeRegionObjectMax = kHugeRegionBytes / 4;
 // that a program that allocates and frees big buffers in a loop does not pay
 // a page fault per page each turn; beyond it the least recently freed pages
 // are discarded (madvise).
-inline constexpr std::size_t kHugeCacheBytes = 64 * 1024 * 1024;
+inline constexpr std::size_t kHugeCacheBytes = 80 * 1024 * 1024;
 
 // The OS page, for discarding (the real one is asked at run time; this is the
 // granularity we assume for rounding and never exceeds the real one on x86-64).

@@ -105,7 +105,7 @@ void give_moved_segments(Region& r, std::size_t first, std::size_t n, std::size_
 
 // Keeps the cache within `limit`: the pages of the least recently freed run
 // (the free segments stamped with the oldest time, next to each other) go
-// back to the OS in one madvise, until the cache fits.
+// back to the OS in one system call, until the cache fits.
 void trim_cache(std::size_t limit = cfg::kHugeCacheBytes) noexcept {
   while (g_cached_bytes > limit) {
     Region* oldest = nullptr;
@@ -130,7 +130,7 @@ void trim_cache(std::size_t limit = cfg::kHugeCacheBytes) noexcept {
       oldest->resident[end] = 0;
       ++end;
     }
-    discard(oldest->base + at * kSegment, bytes);
+    discard_by_remapping(oldest->base + at * kSegment, bytes);
     g_discarded_bytes += bytes;
   }
 }
@@ -200,6 +200,22 @@ bool find_place(std::size_t n, std::size_t skip, std::size_t extent, std::size_t
   return found;
 }
 
+// Every page move leaves the moved pages a kernel mapping of their own until
+// they are moved out or discarded again: moves stop while the process has
+// this many mappings (checked every kMoveCheckPeriod attempts), far below
+// the kernel's limit (vm.max_map_count, 65530 by default), and resume when
+// discarding by remapping has merged them back. Page moves are an
+// optimisation only: without them pages are copied or faulted in.
+constexpr std::size_t kMaxMappingsForMoves = 2048;
+constexpr std::size_t kMoveCheckPeriod = 64;
+std::size_t g_move_attempts = 0;
+bool g_moves_allowed = true;
+
+bool may_move_pages() noexcept {  // under g_lock
+  if (++g_move_attempts % kMoveCheckPeriod == 0) g_moves_allowed = count_mappings() < kMaxMappingsForMoves;
+  return g_moves_allowed;
+}
+
 // Gaps of fresh pages smaller than this are left to fault in: two system
 // calls cost about as much as this many page faults.
 constexpr std::size_t kMinFill = 32 * cfg::kOsPageSize;
@@ -237,7 +253,7 @@ std::size_t fill_gaps(std::size_t k, std::size_t first, std::size_t n, std::size
     std::size_t end = part_in_segment(extent, j);
     while (end > start && end - start >= kMinFill && failures < 4) {
       std::size_t sk = 0, si = 0;
-      if (!oldest_cached(&sk, &si)) return filled;
+      if (!may_move_pages() || !oldest_cached(&sk, &si)) break;
       Region& src = g_regions[sk];
       std::size_t len = min_size(end - start, src.resident[si]);
       char* from = src.base + si * kSegment + src.resident[si] - len;
@@ -450,6 +466,7 @@ void* move_in_region(HugeHeader* header, std::size_t offset, std::size_t bytes) 
   if (!found && add_region()) found = find_place(n, moved, bytes, &k, &first);
   std::size_t reused = found ? take_segments(g_regions[k], first, n, moved, bytes, nullptr) : 0;
   if (found) fill_gaps(k, first, n, moved, bytes);
+  bool may_move = found && may_move_pages();
   pthread_mutex_unlock(&g_lock);
   if (!found) return nullptr;
   g_reused_bytes.fetch_add(reused, std::memory_order_relaxed);
@@ -457,9 +474,9 @@ void* move_in_region(HugeHeader* header, std::size_t offset, std::size_t bytes) 
   char* to = g_regions[k].base + first * kSegment;
   Region& old_region = g_regions[header->region];
   std::size_t old_first = first_segment(header), old_n = header->run_bytes / kSegment;
-  MoveResult result = move_within_reservation(from, moved, to);
+  MoveResult result = may_move ? move_within_reservation(from, moved, to) : MoveResult::kNotMoved;
   if (result == MoveResult::kNotMoved) {
-    std::memcpy(to, from, moved);  // e.g. the run spans two kernel mappings
+    std::memcpy(to, from, moved);  // too many mappings, or the run spans two of them
   } else {
     g_moved_bytes.fetch_add(moved, std::memory_order_relaxed);
   }

@@ -152,6 +152,29 @@ void discard(void* ptr, std::size_t bytes) noexcept {
   g_discarded_pages.fetch_add((hi - lo) / cfg::kOsPageSize, std::memory_order_relaxed);
 }
 
+void discard_by_remapping(void* ptr, std::size_t bytes) noexcept {
+  void* p = ::mmap(ptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (p != ptr) {  // e.g. no mapping left to split into: the pages go back all the same
+    discard(ptr, bytes);
+    return;
+  }
+  g_discarded_pages.fetch_add(bytes / cfg::kOsPageSize, std::memory_order_relaxed);
+}
+
+std::size_t count_mappings() noexcept {
+  int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[4096];
+  std::size_t lines = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) lines += buffer[i] == '\n';
+  }
+  ::close(fd);
+  return lines;
+}
+
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
 std::size_t mapped_bytes() noexcept { return g_mapped_bytes.load(std::memory_order_relaxed); }
 

@@ -33,6 +33,13 @@ void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept;
 // were, so that the reservation stays whole.
 enum class MoveResult { kMoved, kNotMoved, kMovedLeavingAHole };
 MoveResult move_within_reservation(void* from, std::size_t bytes, void* to) noexcept;
+// Like discard, for a range inside a reservation: fresh pages are mapped over
+// it instead (one system call too), so that pieces moved in there by
+// move_within_reservation, each a kernel mapping of its own, merge back into
+// their neighbours.
+void discard_by_remapping(void* ptr, std::size_t bytes) noexcept;
+// The process's number of kernel mappings (/proc/self/maps lines; 0 if unknown).
+std::size_t count_mappings() noexcept;
 
 // Give the physical pages of [ptr, ptr+bytes) back (madvise); both ends are
 // rounded inwards to OS pages. Counted in discarded_os_pages().
