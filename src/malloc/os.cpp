@@ -110,8 +110,11 @@ bool kernel_commits_strictly() noexcept {
 }  // namespace
 
 void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
-  static const bool strict = kernel_commits_strictly();
-  if (strict) return nullptr;
+  // Asked once; no function-local static (its guard would make libstrata
+  // depend on libstdc++, loaded and initialised into every program).
+  static std::atomic<int> strict{-1};
+  if (strict.load(std::memory_order_relaxed) < 0) strict.store(kernel_commits_strictly(), std::memory_order_relaxed);
+  if (strict.load(std::memory_order_relaxed) == 1) return nullptr;
   // Under a small address-space limit a mostly empty reservation would starve
   // every other mapping: take at most an eighth of it.
   struct rlimit limit{};

@@ -208,6 +208,55 @@ TEST(StrataHuge, ReallocGrowsInPlaceIntoFreeSegmentsBehind) {
   strata_free(s);
 }
 
+TEST(StrataHuge, CachedPagesElsewhereFillANewRunByMovingNotFaulting) {
+  strata::malloc_detail::huge_discard_cache();
+  constexpr std::size_t kSmall = 3 * 1024 * 1024;  // one segment
+  auto* a = static_cast<unsigned char*>(strata_malloc(kSmall));
+  auto* b = static_cast<unsigned char*>(strata_malloc(kSmall));  // right behind a: a's segment stays alone
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  std::memset(a, 1, kSmall);
+  std::memset(b, 2, kSmall);
+  strata_free(a);
+  auto before = huge_stats();
+  constexpr std::size_t kBig = 7 * 1024 * 1024;  // two segments: cannot go where a was
+  auto* c = static_cast<unsigned char*>(strata_calloc(1, kBig));
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c, a);
+  auto after = huge_stats();
+  EXPECT_GE(after.moved_bytes - before.moved_bytes, kSmall - cfg::kOsPageSize) << "a's resident pages moved into c";
+  EXPECT_LT(after.cached_bytes, before.cached_bytes);
+  for (std::size_t i = 0; i < kBig; i += 997) ASSERT_EQ(c[i], 0) << "calloc over moved pages: at " << i;
+  std::memset(c, 3, kBig);
+  for (std::size_t i = 0; i < kSmall; i += 4096) ASSERT_EQ(b[i], 2);
+  strata_free(b);
+  strata_free(c);
+}
+
+TEST(StrataHuge, ReallocThatCannotGrowInPlaceMovesThePages) {
+  strata::malloc_detail::huge_discard_cache();
+  constexpr std::size_t kSize = 3 * 1024 * 1024;
+  auto* a = static_cast<unsigned char*>(strata_malloc(kSize));
+  auto* b = static_cast<unsigned char*>(strata_malloc(kSize));  // right behind a
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  for (std::size_t i = 0; i < kSize; ++i) a[i] = static_cast<unsigned char>(i * 13 + 5);
+  auto before = huge_stats();
+  auto* c = static_cast<unsigned char*>(strata_realloc(a, 3 * kSize));
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c, a);
+  auto after = huge_stats();
+  EXPECT_GE(after.moved_bytes - before.moved_bytes, kSize) << "moved by the kernel, not copied";
+  for (std::size_t i = 0; i < kSize; ++i) ASSERT_EQ(c[i], static_cast<unsigned char>(i * 13 + 5)) << "at " << i;
+  std::memset(c + kSize, 7, 2 * kSize);
+  auto* d = static_cast<unsigned char*>(strata_malloc(kSize));  // a's old run: fresh pages, usable
+  ASSERT_NE(d, nullptr);
+  std::memset(d, 9, kSize);
+  strata_free(b);
+  strata_free(c);
+  strata_free(d);
+}
+
 TEST(StrataHuge, BigAlignmentsAndObjectsBeyondTheRegionLimit) {
   for (std::size_t align : {std::size_t{64} << 10, std::size_t{1} << 20, cfg::kSegmentSize, std::size_t{16} << 20}) {
     void* p = nullptr;
