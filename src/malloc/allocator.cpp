@@ -531,7 +531,7 @@ void print_stats_to(int fd) noexcept {
   r.str("  huge: live ").num(huge.live_objects).str(" objects (").bytes(huge.live_bytes).str(" mapped), cached ")
       .bytes(huge.cached_bytes).str(" in ").num(huge.cache_entries).str(" runs, reused from the cache ")
       .bytes(huge.reused_bytes).str(", pages moved ").bytes(huge.moved_bytes).str(", discarded ")
-      .bytes(huge.discarded_bytes).str(", grown in place ").num(huge.grown_in_place).str(" times, regions ")
+      .bytes(huge.discarded_bytes).str(", fresh ").bytes(huge.fresh_bytes).str(", grown in place ").num(huge.grown_in_place).str(" times, regions ")
       .bytes(huge.reserved_bytes).put('\n');
   struct rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);

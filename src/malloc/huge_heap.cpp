@@ -51,6 +51,7 @@ std::size_t g_grown_in_place = 0;  // reallocs that grew into the free segments 
 std::atomic<std::size_t> g_live_objects{0};
 std::atomic<std::size_t> g_live_bytes{0};
 std::atomic<std::size_t> g_reused_bytes{0};  // resident pages of freed objects handed out again
+std::size_t g_fresh_bytes = 0;  // handed out by regions where no page was resident: faulted in
 std::atomic<std::size_t> g_moved_bytes{0};   // pages moved by mremap (objects with a mapping of their own)
 
 std::size_t round_to_os_page(std::size_t n) noexcept { return (n + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1); }
@@ -242,12 +243,12 @@ bool oldest_cached(std::size_t* region, std::size_t* segment) noexcept {
 // moves resident pages of cached free segments there (the tail of their
 // resident prefix), so that cached pages serve any placement, not only
 // their own. Under g_lock (a source must not be handed out meanwhile).
-// Returns the bytes filled.
+// Returns the bytes filled; what stays a gap is counted in g_fresh_bytes.
 std::size_t fill_gaps(std::size_t k, std::size_t first, std::size_t n, std::size_t skip, std::size_t extent) noexcept {
   Region& r = g_regions[k];
   std::size_t filled = 0;
   int failures = 0;
-  for (std::size_t j = 0; j < n && failures < 4; ++j) {
+  for (std::size_t j = 0; j < n; ++j) {
     std::size_t i = first + j;
     std::size_t start = r.resident[i] > part_in_segment(skip, j) ? r.resident[i] : part_in_segment(skip, j);
     std::size_t end = part_in_segment(extent, j);
@@ -277,6 +278,7 @@ std::size_t fill_gaps(std::size_t k, std::size_t first, std::size_t n, std::size
       r.resident[i] = static_cast<std::uint32_t>(start);
       filled += len;
     }
+    if (end > start) g_fresh_bytes += end - start;  // faults in
   }
   g_reused_bytes.fetch_add(filled, std::memory_order_relaxed);
   g_moved_bytes.fetch_add(filled, std::memory_order_relaxed);
@@ -301,11 +303,14 @@ HugeHeader* place_in_region(std::size_t bytes, bool* zeroed) noexcept {
   pthread_mutex_lock(&g_lock);
   bool found = find_place(n, 0, bytes, &k, &first);
   if (!found && add_region()) found = find_place(n, 0, bytes, &k, &first);
-  std::size_t reused = found ? take_segments(g_regions[k], first, n, 0, bytes, zeroed) : 0;
-  if (found && fill_gaps(k, first, n, 0, bytes) > 0) *zeroed = false;
+  if (found) {
+    std::size_t reused = take_segments(g_regions[k], first, n, 0, bytes, zeroed);
+    std::size_t filled = fill_gaps(k, first, n, 0, bytes);
+    if (filled > 0) *zeroed = false;
+    g_reused_bytes.fetch_add(reused, std::memory_order_relaxed);
+  }
   pthread_mutex_unlock(&g_lock);
   if (!found) return nullptr;
-  g_reused_bytes.fetch_add(reused, std::memory_order_relaxed);
   char* base = g_regions[k].base + first * kSegment;
   auto* header = new (base) HugeHeader{};
   header->run_bytes = n * kSegment;
@@ -397,12 +402,14 @@ namespace {
 bool resize_in_region(HugeHeader* header, std::size_t bytes) noexcept {
   std::size_t n_old = header->run_bytes / kSegment;
   std::size_t n_new = segments_for(bytes);
-  if (n_new == n_old) return true;
+  if (n_new == n_old && bytes <= header->touched_bytes) return true;
   Region& r = g_regions[header->region];
   std::size_t first = first_segment(header);
   pthread_mutex_lock(&g_lock);
   bool ok = true;
-  if (n_new < n_old) {
+  if (n_new == n_old) {  // growth within the run: cached pages fill what was never touched
+    fill_gaps(header->region, first, n_new, header->touched_bytes, bytes);
+  } else if (n_new < n_old) {
     give_segments(r, first + n_new, n_old - n_new,
                   header->touched_bytes > n_new * kSegment ? header->touched_bytes - n_new * kSegment : 0);
     trim_cache();
@@ -410,8 +417,9 @@ bool resize_in_region(HugeHeader* header, std::size_t bytes) noexcept {
   } else {
     for (std::size_t i = first + n_old; ok && i < first + n_new; ++i) ok = i < kRegionSegments && !is_used(r, i);
     if (ok) {
-      g_reused_bytes.fetch_add(take_segments(r, first + n_old, n_new - n_old, 0, bytes - n_old * kSegment, nullptr),
-                               std::memory_order_relaxed);
+      std::size_t reused = take_segments(r, first + n_old, n_new - n_old, 0, bytes - n_old * kSegment, nullptr);
+      fill_gaps(header->region, first, n_new, header->touched_bytes, bytes);
+      g_reused_bytes.fetch_add(reused, std::memory_order_relaxed);
       ++g_grown_in_place;
     }
   }
@@ -464,12 +472,14 @@ void* move_in_region(HugeHeader* header, std::size_t offset, std::size_t bytes) 
   pthread_mutex_lock(&g_lock);
   bool found = find_place(n, moved, bytes, &k, &first);
   if (!found && add_region()) found = find_place(n, moved, bytes, &k, &first);
-  std::size_t reused = found ? take_segments(g_regions[k], first, n, moved, bytes, nullptr) : 0;
-  if (found) fill_gaps(k, first, n, moved, bytes);
+  if (found) {
+    std::size_t reused = take_segments(g_regions[k], first, n, moved, bytes, nullptr);
+    fill_gaps(k, first, n, moved, bytes);
+    g_reused_bytes.fetch_add(reused, std::memory_order_relaxed);
+  }
   bool may_move = found && may_move_pages();
   pthread_mutex_unlock(&g_lock);
   if (!found) return nullptr;
-  g_reused_bytes.fetch_add(reused, std::memory_order_relaxed);
   auto* from = reinterpret_cast<char*>(header);
   char* to = g_regions[k].base + first * kSegment;
   Region& old_region = g_regions[header->region];
@@ -547,6 +557,7 @@ HugeStats huge_stats() noexcept {
   s.reserved_bytes = g_region_count * cfg::kHugeRegionBytes;
   s.discarded_bytes = g_discarded_bytes;
   s.grown_in_place = g_grown_in_place;
+  s.fresh_bytes = g_fresh_bytes;
   pthread_mutex_unlock(&g_lock);
   s.reused_bytes = g_reused_bytes.load(std::memory_order_relaxed);
   s.moved_bytes = g_moved_bytes.load(std::memory_order_relaxed);

@@ -35,6 +35,7 @@ struct HugeStats {
   std::size_t moved_bytes = 0;     // pages moved by mremap (reallocs of objects with a mapping of their own)
   std::size_t reserved_bytes = 0;  // address space of the regions
   std::size_t discarded_bytes = 0; // cached pages given back to the OS (beyond kHugeCacheBytes), in total
+  std::size_t fresh_bytes = 0;     // handed out in regions with no resident page there: faulted in, in total
   std::size_t grown_in_place = 0;  // reallocs that grew a region object into the free segments behind it
 };
 HugeStats huge_stats() noexcept;
