@@ -30,12 +30,14 @@ struct HugeHeader {
 };
 static_assert(sizeof(HugeHeader) <= kHugeHeader);
 
-// A reserved range of kRegionSegments segments. A segment is used (part of a
+// A reserved range of `segments` segments (kRegionSegments, fewer under a
+// small RLIMIT_AS). A segment is used (part of a
 // live object's run) or free; a free segment may still hold resident pages of
 // the objects freed there (a prefix of `resident` bytes: objects touch their
 // runs from the start): those are the cache.
 struct Region {
   char* base;
+  std::size_t segments;
   std::uint64_t used[kRegionSegments / 64];
   std::uint32_t resident[kRegionSegments];  // bytes from the segment's start that may be resident
   std::uint32_t freed_at[kRegionSegments];  // g_clock when it was freed: the oldest is discarded first
@@ -47,6 +49,7 @@ std::size_t g_region_count = 0;
 std::size_t g_cached_bytes = 0;  // resident bytes in free segments
 std::uint32_t g_clock = 0;
 std::size_t g_discarded_bytes = 0;
+std::size_t g_reserved_bytes = 0;
 std::size_t g_grown_in_place = 0;  // reallocs that grew into the free segments behind
 std::atomic<std::size_t> g_live_objects{0};
 std::atomic<std::size_t> g_live_bytes{0};
@@ -113,7 +116,7 @@ void trim_cache(std::size_t limit = cfg::kHugeCacheBytes) noexcept {
     std::size_t at = 0;
     for (std::size_t k = 0; k < g_region_count; ++k) {
       Region& r = g_regions[k];
-      for (std::size_t i = 0; i < kRegionSegments; ++i) {
+      for (std::size_t i = 0; i < r.segments; ++i) {
         if (r.resident[i] && !is_used(r, i) &&
             (!oldest || static_cast<std::int32_t>(r.freed_at[i] - oldest->freed_at[at]) < 0)) {
           oldest = &r;
@@ -125,7 +128,7 @@ void trim_cache(std::size_t limit = cfg::kHugeCacheBytes) noexcept {
     std::uint32_t stamp = oldest->freed_at[at];
     std::size_t end = at;
     std::size_t bytes = 0;
-    while (end < kRegionSegments && !is_used(*oldest, end) && oldest->freed_at[end] == stamp && oldest->resident[end]) {
+    while (end < oldest->segments && !is_used(*oldest, end) && oldest->freed_at[end] == stamp && oldest->resident[end]) {
       bytes = (end - at) * kSegment + oldest->resident[end];
       g_cached_bytes -= oldest->resident[end];
       oldest->resident[end] = 0;
@@ -176,13 +179,13 @@ bool find_place(std::size_t n, std::size_t skip, std::size_t extent, std::size_t
   for (std::size_t k = 0; k < g_region_count; ++k) {
     const Region& r = g_regions[k];
     std::size_t i = 0;
-    while (i < kRegionSegments) {
+    while (i < r.segments) {
       if (is_used(r, i)) {
         ++i;
         continue;
       }
       std::size_t run_end = i;
-      while (run_end < kRegionSegments && !is_used(r, run_end)) ++run_end;
+      while (run_end < r.segments && !is_used(r, run_end)) ++run_end;
       for (std::size_t start = i; start + n <= run_end; ++start) {
         std::size_t reuse = 0;
         for (std::size_t j = 0; j < n; ++j) reuse += reuse_in_segment(r.resident[start + j], skip, extent, j);
@@ -226,7 +229,7 @@ bool oldest_cached(std::size_t* region, std::size_t* segment) noexcept {
   bool found = false;
   for (std::size_t k = 0; k < g_region_count; ++k) {
     const Region& r = g_regions[k];
-    for (std::size_t i = 0; i < kRegionSegments; ++i) {
+    for (std::size_t i = 0; i < r.segments; ++i) {
       if (r.resident[i] < kMinFill || is_used(r, i)) continue;
       if (!found || static_cast<std::int32_t>(r.freed_at[i] - g_regions[*region].freed_at[*segment]) < 0) {
         found = true;
@@ -285,14 +288,23 @@ std::size_t fill_gaps(std::size_t k, std::size_t first, std::size_t n, std::size
   return filled;
 }
 
+// Regions smaller than this are not worth reserving.
+constexpr std::size_t kMinRegionBytes = 8 * kSegment;
+
 bool add_region() noexcept {
   if (g_region_count == cfg::kHugeRegions) return false;
-  void* base = reserve_address_space(cfg::kHugeRegionBytes, kSegment);
+  // All regions together within the budget: they are never unmapped.
+  std::size_t budget = address_space_budget(cfg::kHugeRegions * cfg::kHugeRegionBytes, kSegment);
+  if (budget < g_reserved_bytes + kMinRegionBytes) return false;
+  std::size_t bytes = min_size(budget - g_reserved_bytes, cfg::kHugeRegionBytes);
+  void* base = reserve_address_space(bytes, kSegment);
   if (!base) return false;
   Region& r = g_regions[g_region_count];
   r = Region{};
   r.base = static_cast<char*>(base);
-  ++g_region_count;
+  r.segments = bytes / kSegment;
+  g_region_count++;
+  g_reserved_bytes += bytes;
   return true;
 }
 
@@ -415,7 +427,7 @@ bool resize_in_region(HugeHeader* header, std::size_t bytes) noexcept {
     trim_cache();
     if (header->touched_bytes > n_new * kSegment) header->touched_bytes = n_new * kSegment;
   } else {
-    for (std::size_t i = first + n_old; ok && i < first + n_new; ++i) ok = i < kRegionSegments && !is_used(r, i);
+    for (std::size_t i = first + n_old; ok && i < first + n_new; ++i) ok = i < r.segments && !is_used(r, i);
     if (ok) {
       std::size_t reused = take_segments(r, first + n_old, n_new - n_old, 0, bytes - n_old * kSegment, nullptr);
       fill_gaps(header->region, first, n_new, header->touched_bytes, bytes);
@@ -551,10 +563,10 @@ HugeStats huge_stats() noexcept {
   s.cached_bytes = g_cached_bytes;
   for (std::size_t k = 0; k < g_region_count; ++k) {
     const Region& r = g_regions[k];
-    for (std::size_t i = 0; i < kRegionSegments; ++i)  // runs of free segments holding resident pages
+    for (std::size_t i = 0; i < r.segments; ++i)  // runs of free segments holding resident pages
       if (!is_used(r, i) && r.resident[i] && (i == 0 || is_used(r, i - 1) || !r.resident[i - 1])) ++s.cache_entries;
   }
-  s.reserved_bytes = g_region_count * cfg::kHugeRegionBytes;
+  s.reserved_bytes = g_reserved_bytes;
   s.discarded_bytes = g_discarded_bytes;
   s.grown_in_place = g_grown_in_place;
   s.fresh_bytes = g_fresh_bytes;

@@ -109,16 +109,19 @@ bool kernel_commits_strictly() noexcept {
 }
 }  // namespace
 
+std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept {
+  struct rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return wanted;
+  std::size_t budget = static_cast<std::size_t>(limit.rlim_cur / 8) & ~(granule - 1);
+  return budget < wanted ? budget : wanted;
+}
+
 void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
   // Asked once; no function-local static (its guard would make libstrata
   // depend on libstdc++, loaded and initialised into every program).
   static std::atomic<int> strict{-1};
   if (strict.load(std::memory_order_relaxed) < 0) strict.store(kernel_commits_strictly(), std::memory_order_relaxed);
   if (strict.load(std::memory_order_relaxed) == 1) return nullptr;
-  // Under a small address-space limit a mostly empty reservation would starve
-  // every other mapping: take at most an eighth of it.
-  struct rlimit limit{};
-  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && bytes > limit.rlim_cur / 8) return nullptr;
   std::size_t span = bytes + align;
   void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return nullptr;

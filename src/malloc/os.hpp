@@ -23,11 +23,14 @@ bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noex
 void unmap(void* ptr, std::size_t bytes) noexcept;
 // Address space for many objects at once: `bytes` read-write, aligned to
 // `align` (>= kSegmentSize), with no swap reserved (MAP_NORESERVE), so that a
-// page costs memory only once touched. nullptr when the kernel says no, when
-// it would be more than an eighth of RLIMIT_AS, or when the kernel commits
-// strictly (vm.overcommit_memory = 2: the whole range would be charged at
-// once). Counted in mapped_bytes().
+// page costs memory only once touched. nullptr when the kernel says no or
+// commits strictly (vm.overcommit_memory = 2: the whole range would be
+// charged at once). Counted in mapped_bytes().
 void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept;
+// How much of `wanted` bytes reservations may take in all: at most an eighth
+// of RLIMIT_AS (mostly empty reservations must not starve every other
+// mapping), rounded down to `granule`.
+std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept;
 // Moves the pages of [from, from+bytes) to `to`, both inside reservations
 // (the pages at `to` are dropped), and maps fresh reserved pages where they
 // were, so that the reservation stays whole.
