@@ -336,11 +336,84 @@ std::size_t first_segment(const HugeHeader* h) noexcept {
 
 // ---- Objects with a mapping of their own ------------------------------------------
 
-HugeHeader* map_own(std::size_t bytes, std::size_t align, bool giant_align) noexcept {
-  void* base = giant_align ? map_aligned(bytes, align, kSegment) : map_aligned(bytes, kSegment);
+// Freed mappings of their own (not giant-aligned), kept whole for reuse in
+// place when regions cannot take huge objects (strict overcommit, a small
+// RLIMIT_AS): without them every such object would fault all its pages in.
+// Oldest first; within kHugeCacheBytes together with the regions' cache.
+// Under g_lock.
+struct OwnMapping {
+  void* base;
+  std::size_t bytes;
+};
+constexpr std::size_t kOwnCacheEntries = 8;
+OwnMapping g_own_cache[kOwnCacheEntries];
+std::size_t g_own_count = 0;
+std::size_t g_own_bytes = 0;
+
+void own_cache_remove_at(std::size_t i) noexcept {
+  g_own_bytes -= g_own_cache[i].bytes;
+  for (std::size_t j = i + 1; j < g_own_count; ++j) g_own_cache[j - 1] = g_own_cache[j];
+  --g_own_count;
+}
+
+// The smallest cached mapping that holds `bytes` without wasting more than
+// as much again, or nullptr.
+void* take_own_cached(std::size_t bytes, std::size_t* got) noexcept {
+  void* base = nullptr;
+  pthread_mutex_lock(&g_lock);
+  std::size_t best = g_own_count;
+  for (std::size_t i = 0; i < g_own_count; ++i) {
+    std::size_t have = g_own_cache[i].bytes;
+    if (have >= bytes && have / 2 <= bytes && (best == g_own_count || have < g_own_cache[best].bytes)) best = i;
+  }
+  if (best < g_own_count) {
+    base = g_own_cache[best].base;
+    *got = g_own_cache[best].bytes;
+    own_cache_remove_at(best);
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (base) g_reused_bytes.fetch_add(*got, std::memory_order_relaxed);
+  return base;
+}
+
+// Keeps a freed mapping of its own, or unmaps it (and what it evicts).
+void cache_or_unmap_own(void* base, std::size_t bytes) noexcept {
+  OwnMapping evicted[kOwnCacheEntries + 1];
+  std::size_t n_evicted = 0;
+  pthread_mutex_lock(&g_lock);
+  if (bytes <= cfg::kHugeCacheBytes / 2) {
+    while (g_own_count > 0 && (g_own_count == kOwnCacheEntries || g_cached_bytes + g_own_bytes + bytes > cfg::kHugeCacheBytes)) {
+      evicted[n_evicted++] = g_own_cache[0];
+      own_cache_remove_at(0);
+    }
+    g_own_cache[g_own_count++] = {base, bytes};
+    g_own_bytes += bytes;
+  } else {
+    evicted[n_evicted++] = {base, bytes};
+  }
+  pthread_mutex_unlock(&g_lock);
+  for (std::size_t i = 0; i < n_evicted; ++i) unmap(evicted[i].base, evicted[i].bytes);
+}
+
+HugeHeader* map_own(std::size_t bytes, std::size_t align, bool giant_align, bool* zeroed) noexcept {
+  std::size_t got = bytes;
+  void* base = giant_align ? nullptr : take_own_cached(bytes, &got);
+  *zeroed = base == nullptr;
+  if (!base) base = giant_align ? map_aligned(bytes, align, kSegment) : map_aligned(bytes, kSegment);
+  if (!base && g_own_count > 0) {  // out of address space: what the cache holds goes first
+    OwnMapping flushed[kOwnCacheEntries];
+    pthread_mutex_lock(&g_lock);
+    std::size_t n = g_own_count;
+    for (std::size_t i = 0; i < n; ++i) flushed[i] = g_own_cache[i];
+    g_own_count = 0;
+    g_own_bytes = 0;
+    pthread_mutex_unlock(&g_lock);
+    for (std::size_t i = 0; i < n; ++i) unmap(flushed[i].base, flushed[i].bytes);
+    base = giant_align ? map_aligned(bytes, align, kSegment) : map_aligned(bytes, kSegment);
+  }
   if (!base) return nullptr;
   auto* header = new (base) HugeHeader{};
-  header->run_bytes = bytes;
+  header->run_bytes = got;
   header->region = kNoRegion;
   return header;
 }
@@ -360,12 +433,11 @@ void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
   HugeHeader* header = nullptr;
   if (!giant_align && bytes <= cfg::kHugeRegionObjectMax) header = place_in_region(bytes, zeroed);
   if (!header) {
-    header = map_own(bytes, align, giant_align);
+    header = map_own(bytes, align, giant_align, zeroed);
     if (!header) {
       errno = ENOMEM;
       return nullptr;
     }
-    *zeroed = true;
   }
   if (!area_add(header)) {  // checked mode must recognise the object
     huge_free(reinterpret_cast<char*>(header) + kHugeHeader);
@@ -391,7 +463,11 @@ void huge_free(void* p) noexcept {
   header->segment.kind = SegmentKind{0};  // a second free of p is seen in checked mode
   area_remove(header);
   if (header->region == kNoRegion) {
-    unmap(header, header->run_bytes);
+    if (reinterpret_cast<char*>(p) - reinterpret_cast<char*>(header) < static_cast<std::ptrdiff_t>(kSegment)) {
+      cache_or_unmap_own(header, header->run_bytes);
+    } else {
+      unmap(header, header->run_bytes);  // giant alignment: rare, not cached
+    }
     return;
   }
   pthread_mutex_lock(&g_lock);
@@ -560,12 +636,13 @@ HugeStats huge_stats() noexcept {
   s.live_objects = g_live_objects.load(std::memory_order_relaxed);
   s.live_bytes = g_live_bytes.load(std::memory_order_relaxed);
   pthread_mutex_lock(&g_lock);
-  s.cached_bytes = g_cached_bytes;
+  s.cached_bytes = g_cached_bytes + g_own_bytes;
   for (std::size_t k = 0; k < g_region_count; ++k) {
     const Region& r = g_regions[k];
     for (std::size_t i = 0; i < r.segments; ++i)  // runs of free segments holding resident pages
       if (!is_used(r, i) && r.resident[i] && (i == 0 || is_used(r, i - 1) || !r.resident[i - 1])) ++s.cache_entries;
   }
+  s.cache_entries += g_own_count;
   s.reserved_bytes = g_reserved_bytes;
   s.discarded_bytes = g_discarded_bytes;
   s.grown_in_place = g_grown_in_place;

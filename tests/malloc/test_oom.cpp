@@ -92,6 +92,39 @@ void run_child(bool reserve_first, std::size_t headroom = std::size_t{160} << 20
   EXPECT_EQ(WEXITSTATUS(status), 0) << "stage code " << WEXITSTATUS(status) << " (see test_oom.cpp)";
 }
 
+// Too little address space for a region: huge objects get mappings of their
+// own, and a freed one is reused in place (the fallback's cache).
+int child_without_region() {
+  struct rlimit limit{};
+  limit.rlim_cur = limit.rlim_max = current_address_space() + (std::size_t{64} << 20);
+  if (setrlimit(RLIMIT_AS, &limit) != 0) return 20;
+  constexpr std::size_t kSize = std::size_t{20} << 20;
+  auto before = strata::malloc_detail::huge_stats();
+  void* a = strata_malloc(kSize);
+  if (!a) return 50;
+  std::memset(a, 1, kSize);
+  if (strata::malloc_detail::huge_stats().reserved_bytes != 0) return 51;
+  strata_free(a);
+  void* b = strata_malloc(kSize - 100000);
+  if (b != a) return 52;
+  if (strata::malloc_detail::huge_stats().reused_bytes - before.reused_bytes < kSize) return 53;
+  std::memset(b, 2, kSize - 100000);
+  strata_free(b);
+  void* c = strata_malloc(std::size_t{100} << 20);  // beyond the limit
+  if (c != nullptr || errno != ENOMEM) return 54;
+  return 0;
+}
+
+TEST(StrataOutOfMemory, WithoutARegionAFreedMappingIsReusedInPlace) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(child_without_region());
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "stage code " << WEXITSTATUS(status) << " (see test_oom.cpp)";
+}
+
 TEST(StrataOutOfMemory, NullWithEnomemForEverySizeThenRecovers) { run_child(false); }
 
 // The region reserved for huge objects fills up, then the limit is reached
