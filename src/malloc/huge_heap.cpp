@@ -395,20 +395,25 @@ void cache_or_unmap_own(void* base, std::size_t bytes) noexcept {
   for (std::size_t i = 0; i < n_evicted; ++i) unmap(evicted[i].base, evicted[i].bytes);
 }
 
+// Unmaps every cached mapping of its own; false if there was none.
+bool flush_own_cache() noexcept {
+  OwnMapping flushed[kOwnCacheEntries];
+  pthread_mutex_lock(&g_lock);
+  std::size_t n = g_own_count;
+  for (std::size_t i = 0; i < n; ++i) flushed[i] = g_own_cache[i];
+  g_own_count = 0;
+  g_own_bytes = 0;
+  pthread_mutex_unlock(&g_lock);
+  for (std::size_t i = 0; i < n; ++i) unmap(flushed[i].base, flushed[i].bytes);
+  return n > 0;
+}
+
 HugeHeader* map_own(std::size_t bytes, std::size_t align, bool giant_align, bool* zeroed) noexcept {
   std::size_t got = bytes;
   void* base = giant_align ? nullptr : take_own_cached(bytes, &got);
   *zeroed = base == nullptr;
   if (!base) base = giant_align ? map_aligned(bytes, align, kSegment) : map_aligned(bytes, kSegment);
-  if (!base && g_own_count > 0) {  // out of address space: what the cache holds goes first
-    OwnMapping flushed[kOwnCacheEntries];
-    pthread_mutex_lock(&g_lock);
-    std::size_t n = g_own_count;
-    for (std::size_t i = 0; i < n; ++i) flushed[i] = g_own_cache[i];
-    g_own_count = 0;
-    g_own_bytes = 0;
-    pthread_mutex_unlock(&g_lock);
-    for (std::size_t i = 0; i < n; ++i) unmap(flushed[i].base, flushed[i].bytes);
+  if (!base && flush_own_cache()) {  // out of address space: what the cache holds goes first
     base = giant_align ? map_aligned(bytes, align, kSegment) : map_aligned(bytes, kSegment);
   }
   if (!base) return nullptr;
@@ -657,6 +662,7 @@ void huge_discard_cache() noexcept {
   pthread_mutex_lock(&g_lock);
   trim_cache(0);
   pthread_mutex_unlock(&g_lock);
+  flush_own_cache();
 }
 
 void huge_lock() noexcept { pthread_mutex_lock(&g_lock); }
