@@ -31,10 +31,10 @@ struct HugeHeader {
 static_assert(sizeof(HugeHeader) <= kHugeHeader);
 
 // A reserved range of `segments` segments (kRegionSegments, fewer under a
-// small RLIMIT_AS). A segment is used (part of a
-// live object's run) or free; a free segment may still hold resident pages of
-// the objects freed there (a prefix of `resident` bytes: objects touch their
-// runs from the start): those are the cache.
+// small RLIMIT_AS). A segment is used (part of a live object's run) or free;
+// a free segment may still hold resident pages of the objects freed there (a
+// prefix of `resident` bytes: objects touch their runs from the start):
+// those are the cache.
 struct Region {
   char* base;
   std::size_t segments;
@@ -55,7 +55,7 @@ std::atomic<std::size_t> g_live_objects{0};
 std::atomic<std::size_t> g_live_bytes{0};
 std::atomic<std::size_t> g_reused_bytes{0};  // resident pages of freed objects handed out again
 std::size_t g_fresh_bytes = 0;  // handed out by regions where no page was resident: faulted in
-std::atomic<std::size_t> g_moved_bytes{0};   // pages moved by mremap (objects with a mapping of their own)
+std::atomic<std::size_t> g_moved_bytes{0};   // pages moved by mremap: realloc moves, gaps filled from the cache
 
 std::size_t round_to_os_page(std::size_t n) noexcept { return (n + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1); }
 std::size_t segments_for(std::size_t bytes) noexcept { return (bytes + kSegment - 1) / kSegment; }

@@ -6,9 +6,11 @@
 // the most resident pages of freed objects; realloc grows into the free
 // segments behind the run. Placing, growing, shrinking and freeing need no
 // system call. Freed pages stay resident (the cache) up to kHugeCacheBytes;
-// beyond it the least recently freed are discarded (madvise). Bigger objects,
-// giant alignments, and everything when no region can be reserved (RLIMIT_AS,
-// strict overcommit) get a mapping of their own, unmapped at free.
+// beyond it the least recently freed are discarded. Cached pages elsewhere
+// fill what a new run lacks, and a realloc that cannot grow in place, by
+// moving pages (mremap). Bigger objects, giant alignments, and everything
+// when no region can be reserved (RLIMIT_AS, strict overcommit) get a mapping
+// of their own; a few freed ones are cached whole.
 #pragma once
 #include <cstddef>
 
@@ -32,7 +34,7 @@ struct HugeStats {
   std::size_t cached_bytes = 0;    // resident pages of freed objects kept for reuse
   std::size_t cache_entries = 0;   // runs of free segments holding them
   std::size_t reused_bytes = 0;    // cached pages handed out again, in total
-  std::size_t moved_bytes = 0;     // pages moved by mremap (reallocs of objects with a mapping of their own)
+  std::size_t moved_bytes = 0;     // pages moved by mremap: realloc moves, gaps filled from the cache
   std::size_t reserved_bytes = 0;  // address space of the regions
   std::size_t discarded_bytes = 0; // cached pages given back to the OS (beyond kHugeCacheBytes), in total
   std::size_t fresh_bytes = 0;     // handed out in regions with no resident page there: faulted in, in total
