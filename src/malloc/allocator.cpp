@@ -11,7 +11,7 @@
 //   │                          frees through an atomic list per block
 //   ├─ LargeArena (large_heap) shared regions, boundary tags, segregated good fit,
 //   │                          splitting, immediate coalescing; locked
-//   └─ huge (huge_heap)        one mapping per object, a cache of resident runs
+//   └─ huge (huge_heap)        runs of segments in reserved regions, a cache of resident pages
 //   allocator.cpp (this file)  SizeDispatch by request size on malloc and by
 //                              segment kind on free; realloc/calloc/aligned in C
 //                              semantics; start-up, environment, fork, checked mode
@@ -533,7 +533,9 @@ void print_stats_to(int fd) noexcept {
   HugeStats huge = huge_stats();
   r.str("  huge: live ").num(huge.live_objects).str(" objects (").bytes(huge.live_bytes).str(" mapped), cached ")
       .bytes(huge.cached_bytes).str(" in ").num(huge.cache_entries).str(" runs, reused from the cache ")
-      .bytes(huge.reused_bytes).str(", pages moved ").bytes(huge.moved_bytes).put('\n');
+      .bytes(huge.reused_bytes).str(", pages moved ").bytes(huge.moved_bytes).str(", discarded ")
+      .bytes(huge.discarded_bytes).str(", fresh ").bytes(huge.fresh_bytes).str(", grown in place ").num(huge.grown_in_place).str(" times, regions ")
+      .bytes(huge.reserved_bytes).put('\n');
   struct rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   r.str("  mapped now ").bytes(mapped_bytes()).str(", peak RSS ").bytes(static_cast<std::uint64_t>(usage.ru_maxrss) * 1024)

@@ -73,16 +73,27 @@ inline constexpr std::size_t kAbandonedRetainedMax = 1024;
 // of free chunks are dirty (not yet discarded).
 inline constexpr std::size_t kLargeDirtyLimit = 32 * 1024 * 1024;
 // Each large arena keeps this many completely free regions mapped (their
-// pages discarded by the dirty limit like any free chunk).
+// pages discarded by the dirty limit like any free chunk, so this bounds
+// address space, not RSS).
 inline constexpr std::size_t kLargeSpareRegions = 2;
 // An arena that has to map a region again after unmapping one keeps one more
-// spare, up to this many; each unmap lowers its limit again by one. (Their
-// resident pages stay bounded by kLargeDirtyLimit.)
+// spare, up to this many; each unmap lowers its limit again by one. (With 2
+// fixed spares bench/malloc's `large` unmapped and mapped again ~20 regions a
+// run, each refaulting its pages.)
 inline constexpr std::size_t kLargeSpareRegionsMax = 8;
-// Freed huge mappings kept for reuse (bytes, in total), so that a program that
-// allocates and frees a big buffer in a loop does not mmap/munmap each time.
-inline constexpr std::size_t kHugeCacheBytes = 64 * 1024 * 1024;
-inline constexpr std::size_t kHugeCacheEntries = 32;
+// Huge objects up to kHugeRegionObjectMax live in regions of address space
+// reserved kHugeRegionBytes at a time (read-write, no swap reserved: a page
+// costs memory only once touched), up to kHugeRegions of them; placing,
+// growing and freeing an object there needs no system call. Bigger objects,
+// and all of them when no region can be reserved, get a mapping of their own.
+inline constexpr std::size_t kHugeRegionBytes = std::size_t{1} << 30;
+inline constexpr std::size_t kHugeRegions = 32;
+inline constexpr std::size_t kHugeRegionObjectMax = kHugeRegionBytes / 4;
+// Resident pages of freed huge objects kept for reuse (bytes, in total), so
+// that a program that allocates and frees big buffers in a loop does not pay
+// a page fault per page each turn; beyond it the least recently freed pages
+// are discarded (madvise).
+inline constexpr std::size_t kHugeCacheBytes = 80 * 1024 * 1024;
 
 // The OS page, for discarding (the real one is asked at run time; this is the
 // granularity we assume for rounding and never exceeds the real one on x86-64).

@@ -1,6 +1,9 @@
 #include "os.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -93,6 +96,55 @@ bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noex
   return true;
 }
 
+namespace {
+// vm.overcommit_memory: 2 means every writable private page is charged when
+// mapped, MAP_NORESERVE or not.
+bool kernel_commits_strictly() noexcept {
+  int fd = ::open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char mode = '0';
+  bool strict = ::read(fd, &mode, 1) == 1 && mode == '2';
+  ::close(fd);
+  return strict;
+}
+}  // namespace
+
+std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept {
+  struct rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return wanted;
+  std::size_t budget = static_cast<std::size_t>(limit.rlim_cur / 8) & ~(granule - 1);
+  return budget < wanted ? budget : wanted;
+}
+
+void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
+  // Asked once; no function-local static (its guard would make libstrata
+  // depend on libstdc++, loaded and initialised into every program).
+  static std::atomic<int> strict{-1};
+  if (strict.load(std::memory_order_relaxed) < 0) strict.store(kernel_commits_strictly(), std::memory_order_relaxed);
+  if (strict.load(std::memory_order_relaxed) == 1) return nullptr;
+  std::size_t span = bytes + align;
+  void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  auto base = reinterpret_cast<std::uintptr_t>(raw);
+  std::uintptr_t start = (base + align - 1) & ~(align - 1);
+  if (start > base) ::munmap(raw, start - base);
+  std::uintptr_t tail = start + bytes;
+  if (base + span > tail) ::munmap(reinterpret_cast<void*>(tail), base + span - tail);
+  g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return reinterpret_cast<void*>(start);
+}
+
+MoveResult move_within_reservation(void* from, std::size_t bytes, void* to) noexcept {
+  if (::mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED) return MoveResult::kNotMoved;
+  // NOREPLACE: another thread may have mapped the hole in the meantime.
+  void* refill = ::mmap(from, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                        -1, 0);
+  if (refill == from) return MoveResult::kMoved;
+  if (refill != MAP_FAILED) ::munmap(refill, bytes);  // a kernel that ignores the flag
+  g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  return MoveResult::kMovedLeavingAHole;
+}
+
 void unmap(void* ptr, std::size_t bytes) noexcept {
   platform::unmap_pages(ptr, bytes);
   g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
@@ -104,6 +156,29 @@ void discard(void* ptr, std::size_t bytes) noexcept {
   if (hi <= lo) return;
   platform::discard_pages(reinterpret_cast<void*>(lo), hi - lo);
   g_discarded_pages.fetch_add((hi - lo) / cfg::kOsPageSize, std::memory_order_relaxed);
+}
+
+void discard_by_remapping(void* ptr, std::size_t bytes) noexcept {
+  void* p = ::mmap(ptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (p != ptr) {  // e.g. no mapping left to split into: the pages go back all the same
+    discard(ptr, bytes);
+    return;
+  }
+  g_discarded_pages.fetch_add(bytes / cfg::kOsPageSize, std::memory_order_relaxed);
+}
+
+std::size_t count_mappings() noexcept {
+  int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[4096];
+  std::size_t lines = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) lines += buffer[i] == '\n';
+  }
+  ::close(fd);
+  return lines;
 }
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }

@@ -21,6 +21,28 @@ bool move_pages(void* from, std::size_t old_bytes, std::size_t new_bytes, void* 
 // Grow a mapping in place (never moves it); false if the kernel cannot.
 bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept;
 void unmap(void* ptr, std::size_t bytes) noexcept;
+// Address space for many objects at once: `bytes` read-write, aligned to
+// `align` (>= kSegmentSize), with no swap reserved (MAP_NORESERVE), so that a
+// page costs memory only once touched. nullptr when the kernel says no or
+// commits strictly (vm.overcommit_memory = 2: the whole range would be
+// charged at once). Counted in mapped_bytes().
+void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept;
+// How much of `wanted` bytes reservations may take in all: at most an eighth
+// of RLIMIT_AS (mostly empty reservations must not starve every other
+// mapping), rounded down to `granule`.
+std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept;
+// Moves the pages of [from, from+bytes) to `to`, both inside reservations
+// (the pages at `to` are dropped), and maps fresh reserved pages where they
+// were, so that the reservation stays whole.
+enum class MoveResult { kMoved, kNotMoved, kMovedLeavingAHole };
+MoveResult move_within_reservation(void* from, std::size_t bytes, void* to) noexcept;
+// Like discard, for a range inside a reservation: fresh pages are mapped over
+// it instead (one system call too), so that pieces moved in there by
+// move_within_reservation, each a kernel mapping of its own, merge back into
+// their neighbours.
+void discard_by_remapping(void* ptr, std::size_t bytes) noexcept;
+// The process's number of kernel mappings (/proc/self/maps lines; 0 if unknown).
+std::size_t count_mappings() noexcept;
 
 // Give the physical pages of [ptr, ptr+bytes) back (madvise); both ends are
 // rounded inwards to OS pages. Counted in discarded_os_pages().

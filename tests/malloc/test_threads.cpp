@@ -3,6 +3,7 @@
 // exited threads are reused. Labelled `threads`: also runs under TSan.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -328,6 +329,63 @@ TEST(StrataThreads, ALargeFreeDoesNotWaitForABusyArena) {
   std::thread([&] { strata_free(p); }).join();  // hangs here if free waited for the lock
   strata::malloc_detail::large_unlock_all();
   EXPECT_EQ(strata::malloc_detail::large_stats().live_objects, live - 1);
+}
+
+// Huge objects from several threads at once: placements, frees, reallocs
+// that grow in place or move their pages, and cached pages moved between
+// runs, all under one lock while other threads write their own objects.
+// Every page carries its owner's pattern, checked on each visit.
+TEST(StrataThreads, ConcurrentHugeReallocAndReuseKeepEveryPage) {
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(700 + t));
+      auto draw = [&] { return (std::size_t{2} << 20) + rng() % (std::size_t{6} << 20); };
+      auto mark = [](unsigned char* p, std::size_t size, unsigned tag) {
+        for (std::size_t off = 0; off < size; off += 4096) p[off] = static_cast<unsigned char>(tag + off / 4096);
+        p[size - 1] = static_cast<unsigned char>(tag);
+      };
+      auto intact_upto = [](const unsigned char* p, std::size_t upto, unsigned tag) {
+        for (std::size_t off = 0; off < upto; off += 4096)
+          if (p[off] != static_cast<unsigned char>(tag + off / 4096)) return false;
+        return true;
+      };
+      struct Slot {
+        unsigned char* p = nullptr;
+        std::size_t size = 0;
+        unsigned tag = 0;
+      };
+      Slot slots[6];
+      for (int i = 0; i < 400 / kScale; ++i) {
+        Slot& s = slots[rng() % 6];
+        if (s.p && !intact_upto(s.p, s.size, s.tag)) bad.fetch_add(1);
+        if (s.p && rng() % 3 == 0) {
+          std::size_t size = draw();
+          auto* q = static_cast<unsigned char*>(strata_realloc(s.p, size));
+          if (!q || !intact_upto(q, std::min(size, s.size) & ~std::size_t{4095}, s.tag)) bad.fetch_add(1);
+          if (!q) continue;
+          s = {q, size, s.tag};
+          mark(s.p, s.size, s.tag);
+        } else {
+          strata_free(s.p);
+          s.size = draw();
+          s.tag = static_cast<unsigned>(rng());
+          s.p = static_cast<unsigned char*>(strata_malloc(s.size));
+          if (!s.p) {
+            bad.fetch_add(1);
+            continue;
+          }
+          mark(s.p, s.size, s.tag);
+        }
+      }
+      for (Slot& s : slots) {
+        if (s.p && !intact_upto(s.p, s.size, s.tag)) bad.fetch_add(1);
+        strata_free(s.p);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
 }
 
 TEST(StrataThreads, ConcurrentMixedSizesIncludingLargeAndHuge) {
