@@ -349,9 +349,15 @@ void Heap::page_emptied(Page* page) noexcept {
 void Heap::retire(Page* page) noexcept {
   park_empty(page);
   if (empty_pages.count > retain_limit) {
-    // Each overflow lowers the limit by one, so a burst going away brings a
-    // raised limit back to kRetainedEmptyPages within as many frees.
-    if (retain_limit > cfg::kRetainedEmptyPages) --retain_limit;
+    // Every kRetainLowerEvery-th overflow lowers the limit by one, so a burst
+    // going away brings a raised limit back to kRetainedEmptyPages within a
+    // few times as many frees, while a working set that breathes (each turn
+    // discards what the next turn faults in again, one raise per block) still
+    // climbs to its size.
+    if (++overflows_to_lower == cfg::kRetainLowerEvery) {
+      overflows_to_lower = 0;
+      if (retain_limit > cfg::kRetainedEmptyPages) --retain_limit;
+    }
     if (unanswered_discards < cfg::kRetainedEmptyMax) ++unanswered_discards;
     while (empty_pages.count > retain_limit) discard_oldest_empty();
   }

@@ -103,6 +103,7 @@ struct Heap {
   // one less for each discard.
   std::uint32_t retain_limit = cfg::kRetainedEmptyPages;
   std::uint32_t unanswered_discards = 0;  // discards not yet followed by a fresh block
+  std::uint32_t overflows_to_lower = 0;   // LRU overflows since the limit was last lowered
   std::uint32_t kept_abandoned = 0;       // empty blocks counted in the abandoned heaps' budget
   SmallSegment* segments = nullptr;  // segments this heap owns
   Heap* next_heap = nullptr;    // registry of all heaps

@@ -184,7 +184,8 @@ TEST(StrataPages, AHeapThatFaultsDiscardedBlocksInAgainKeepsMoreEmptyBlocks) {
 }
 
 // Freeing alone brings a raised limit back down: after the breathing above, a
-// burst of 128 blocks freed leaves kRetainedEmptyPages empty blocks resident.
+// burst big enough to overflow the LRU kRetainLowerEvery times per block of
+// the highest limit leaves kRetainedEmptyPages empty blocks resident.
 TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
   std::thread([] {
     for (int round = 0; round < 4; ++round) fill_and_free_blocks(24);
@@ -192,10 +193,11 @@ TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
     auto* heap = heap_of(probe);
     strata_free(probe);
     ASSERT_GT(heap->retain_limit, cfg::kRetainedEmptyPages);
-    std::size_t discarded = fill_and_free_blocks(128);
+    const std::size_t burst = cfg::kRetainedEmptyMax * (cfg::kRetainLowerEvery + 1);
+    std::size_t discarded = fill_and_free_blocks(burst);
     EXPECT_EQ(heap->retain_limit, cfg::kRetainedEmptyPages);
     EXPECT_LE(heap->empty_pages.count, cfg::kRetainedEmptyPages);
-    EXPECT_GE(discarded, (128 - cfg::kRetainedEmptyMax - 1) * (cfg::kPageSize / cfg::kOsPageSize));
+    EXPECT_GE(discarded, (burst - cfg::kRetainedEmptyMax - 1) * (cfg::kPageSize / cfg::kOsPageSize));
   }).join();
 }
 
