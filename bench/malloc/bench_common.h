@@ -160,6 +160,13 @@ static inline void *bench_map(size_t bytes) {
 }
 
 /* A bad option value ends the program with status 2, naming the option. */
+static inline void bench_require_range(const char *prog, const char *option, uint64_t value, uint64_t lo,
+                                       uint64_t hi) {
+  if (value < lo || value > hi) {
+    fprintf(stderr, "%s: %s must be %llu-%llu\n", prog, option, (unsigned long long)lo, (unsigned long long)hi);
+    exit(2);
+  }
+}
 static inline void bench_require_positive(const char *prog, const char *option, uint64_t value) {
   if (value == 0) {
     fprintf(stderr, "%s: %s must be at least 1\n", prog, option);

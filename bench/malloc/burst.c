@@ -59,10 +59,7 @@ int main(int argc, char **argv) {
   const uint64_t mib = options[0].value, size = options[1].value, remote = options[2].value;
   const uint64_t idle_ms = options[3].value, seed = options[4].value;
   bench_require_positive(argv[0], "--mib", mib);
-  if (size < 16 || size > 4096) {
-    fprintf(stderr, "%s: --size must be 16-4096\n", argv[0]);
-    return 2;
-  }
+  bench_require_range(argv[0], "--size", size, 16, 4096);
   burst b = {NULL, (mib << 20) / size, (size_t)size, flags.verify_full, 0};
   size_t array_bytes = b.count * sizeof *b.objects;
   b.objects = bench_map(array_bytes);

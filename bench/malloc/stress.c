@@ -157,12 +157,8 @@ int main(int argc, char **argv) {
   g.scale = options[2].value;
   g.seed = options[3].value;
   g.verify_full = flags.verify_full;
-  bench_require_positive(argv[0], "--threads", g.threads);
+  bench_require_range(argv[0], "--threads", g.threads, 1, kMaxThreads);
   bench_require_positive(argv[0], "--scale", g.scale);
-  if (g.threads > kMaxThreads) {
-    fprintf(stderr, "%s: --threads must be at most %d\n", argv[0], kMaxThreads);
-    return 2;
-  }
   thread_account *main_account = &g.accounts[g.threads];
   bench_rng rng = {g.seed ^ 0x5EED5EED5EEDull};
   uint64_t rss_start = bench_rss_bytes();

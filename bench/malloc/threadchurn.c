@@ -112,14 +112,10 @@ int main(int argc, char **argv) {
   g.transfer_every = options[5].value;
   g.seed = options[6].value;
   g.verify_full = flags.verify_full;
-  bench_require_positive(argv[0], "--threads", g.threads);
+  bench_require_range(argv[0], "--threads", g.threads, 1, kMaxThreads);
   bench_require_positive(argv[0], "--window", g.window);
   bench_require_positive(argv[0], "--transfer", g.transfer);
   bench_require_positive(argv[0], "--transfer-every", g.transfer_every);
-  if (g.threads > kMaxThreads) {
-    fprintf(stderr, "%s: --threads must be at most %d\n", argv[0], kMaxThreads);
-    return 2;
-  }
   if (g.iterations * kMaxThreads >= ((uint64_t)1 << (64 - 20 - BENCH_SIZE_BITS)) || g.ops >= ((uint64_t)1 << 20)) {
     fprintf(stderr, "%s: --iterations or --ops too large for the object tags\n", argv[0]);
     return 2;

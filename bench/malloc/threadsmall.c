@@ -84,10 +84,7 @@ int main(int argc, char **argv) {
   g.threads = options[2].value;
   g.verify_full = flags.verify_full;
   bench_require_positive(argv[0], "--slots", g.slots);
-  if (g.threads < 1 || g.threads > kMaxThreads) {
-    fprintf(stderr, "%s: --threads must be 1-%d\n", argv[0], kMaxThreads);
-    return 2;
-  }
+  bench_require_range(argv[0], "--threads", g.threads, 1, kMaxThreads);
   for (uint64_t t = 0; t < g.threads; t++) {
     worker *w = &g.workers[t];
     w->slots = bench_map(g.slots * sizeof *w->slots);
