@@ -114,12 +114,39 @@ class ObstackPolicy {
   Obstack permanent_, scopes_, function_;
 };
 
+// The regions of the naive and reap policies: a permanent one, one for the
+// function being compiled, and one per block nesting level (levels_[d]: blocks
+// nested d deep); closing a block clears its level.
+template <class Region>
+class LevelRegions {
+ public:
+  void* permanent(std::size_t n) { return checked(permanent_.malloc(n)); }
+  void* in_scope(std::size_t n) { return checked(level().malloc(n)); }
+  void* open(std::size_t record) {
+    if (++depth_ > kMaxDepth) throw std::length_error("scopes: blocks nested too deeply");
+    return in_scope(record);
+  }
+  void close(void*) {
+    level().clear();
+    --depth_;
+  }
+  void* in_function(std::size_t n) { return checked(function_.malloc(n)); }
+  void end_function() { function_.clear(); }
+
+ protected:
+  Region& level() { return *levels_[static_cast<std::size_t>(depth_)]; }
+
+  Region permanent_, function_;
+  std::vector<std::unique_ptr<Region>> levels_;
+  int depth_ = 0;
+};
+
 // naive: one malloc per object; a NaiveRegion per nesting level lists the
 // block's objects so that closing it frees them one by one.
-class NaivePolicy {
+class NaivePolicy : public LevelRegions<NaiveRegion> {
  public:
-  NaivePolicy() : levels_(kMaxDepth + 1) {
-    for (auto& level : levels_) level = std::make_unique<NaiveRegion>();
+  NaivePolicy() {
+    for (int d = 0; d <= kMaxDepth; ++d) levels_.push_back(std::make_unique<NaiveRegion>());
   }
   ~NaivePolicy() {
     for (char* text : names_) std::free(text);
@@ -128,16 +155,7 @@ class NaivePolicy {
   NaivePolicy(const NaivePolicy&) = delete;
   NaivePolicy& operator=(const NaivePolicy&) = delete;
 
-  void* permanent(std::size_t n) { return checked(permanent_.malloc(n)); }
-  void* in_scope(std::size_t n) { return checked(levels_[static_cast<std::size_t>(depth_)]->malloc(n)); }
-  void* open(std::size_t record) {
-    if (++depth_ > kMaxDepth) throw std::length_error("scopes: blocks nested too deeply");
-    return in_scope(record);
-  }
-  void close(void*) { levels_[static_cast<std::size_t>(depth_--)]->clear(); }
   void release(void*) {}
-  void* in_function(std::size_t n) { return checked(function_.malloc(n)); }
-  void end_function() { function_.clear(); }
 
   void begin() {
     buffer_ = static_cast<char*>(checked(std::malloc(kFirstCapacity)));
@@ -164,16 +182,13 @@ class NaivePolicy {
 
  private:
   static constexpr std::size_t kFirstCapacity = 8;
-  NaiveRegion permanent_, function_;
-  std::vector<std::unique_ptr<NaiveRegion>> levels_;
-  int depth_ = 0;
   std::vector<char*> names_;  // identifiers kept: freed at the end
   char* buffer_ = nullptr;
   std::size_t size_ = 0, capacity_ = 0;
 };
 
 // reap: nested reaps, one per level; dead objects freed at once.
-class ReapPolicy {
+class ReapPolicy : public LevelRegions<strata::reap> {
  public:
   ReapPolicy() {
     levels_.reserve(kMaxDepth + 1);
@@ -186,16 +201,7 @@ class ReapPolicy {
   ReapPolicy(const ReapPolicy&) = delete;
   ReapPolicy& operator=(const ReapPolicy&) = delete;
 
-  void* permanent(std::size_t n) { return checked(permanent_.malloc(n)); }
-  void* in_scope(std::size_t n) { return checked(levels_[static_cast<std::size_t>(depth_)]->malloc(n)); }
-  void* open(std::size_t record) {
-    if (++depth_ > kMaxDepth) throw std::length_error("scopes: blocks nested too deeply");
-    return in_scope(record);
-  }
-  void close(void*) { levels_[static_cast<std::size_t>(depth_--)]->clear(); }
-  void release(void* p) { levels_[static_cast<std::size_t>(depth_)]->free(p); }
-  void* in_function(std::size_t n) { return checked(function_.malloc(n)); }
-  void end_function() { function_.clear(); }
+  void release(void* p) { level().free(p); }
 
   void begin() {
     buffer_ = static_cast<char*>(checked(permanent_.malloc(kFirstCapacity)));
@@ -218,9 +224,6 @@ class ReapPolicy {
 
  private:
   static constexpr std::size_t kFirstCapacity = 8;
-  strata::reap permanent_, function_;
-  std::vector<std::unique_ptr<strata::reap>> levels_;  // levels_[d]: blocks nested d deep
-  int depth_ = 0;
   char* buffer_ = nullptr;
   std::size_t size_ = 0, capacity_ = 0;
 };
