@@ -142,10 +142,8 @@ class ClearOptimizedHeap : public Super {
   // The first waiting slot of exactly `granules` (its list is not empty).
   template <bool kInstrumented>
   void* takeExact(std::size_t granules) noexcept {
-    FreeObject* object = pop<kInstrumented>(small_[granules]);
-    if (small_[granules] == nullptr) small_mask_[granules / 64] &= ~(std::uint64_t{1} << (granules % 64));
-    freed_bytes_ -= granules * kTagGranule - 1;
-    if (--waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
+    FreeObject* object = popSlot<kInstrumented>(granules);
+    if (waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
     return object;
   }
 
@@ -159,12 +157,20 @@ class ClearOptimizedHeap : public Super {
       bits = small_mask_[word];
     }
     const std::size_t found = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-    FreeObject* object = pop<kInstrumented>(small_[found]);
-    if (small_[found] == nullptr) small_mask_[word] &= ~(std::uint64_t{1} << (found % 64));
-    freed_bytes_ -= found * kTagGranule - 1;
-    --waiting_;
+    FreeObject* object = popSlot<kInstrumented>(found);
     if (found > granules) splitOff<kInstrumented>(object, found, granules);  // the rest waits
     if (waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
+    return object;
+  }
+
+  // Takes the first slot of the (non-empty) list of `granules`; the caller
+  // opens the inline window if nothing waits any more.
+  template <bool kInstrumented>
+  FreeObject* popSlot(std::size_t granules) noexcept {
+    FreeObject* object = pop<kInstrumented>(small_[granules]);
+    if (small_[granules] == nullptr) small_mask_[granules / 64] &= ~(std::uint64_t{1} << (granules % 64));
+    freed_bytes_ -= granules * kTagGranule - 1;
+    --waiting_;
     return object;
   }
 
