@@ -117,13 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _evaluate(args) -> int:
-    from . import evaluate
-    return evaluate.command(args)
+    from . import evaluation
+    return evaluation.command(args)
 
 
 def _report(args) -> int:
-    from . import evaluate
-    return evaluate.report_command(args)
+    from . import evaluation
+    return evaluation.report_command(args)
 
 
 def main(argv=None) -> int:

@@ -277,69 +277,6 @@ def plot_curves(figures: dict, path: Path) -> None:
 
 # ---- the evaluation's Drag section -------------------------------------------
 
-PAPER_DRAG = "regions: 176.gcc 1.16, mudlle 1.23, lcc 3.34 (average 1.6); no regions: about 1.0"
-
-
-def report_section(rows: list) -> dict:
-    """The evaluation report's Drag section (report.section_drag reads it from
-    drag.json) from [bench.object-drag] rows: bench.csv's contender = workload,
-    allocator = mode."""
-    modes = ("custom", "naive", "reap")
-    by = {(r["contender"], r["allocator"]): r for r in rows}
-    names = list(dict.fromkeys(r["contender"] for r in rows))
-
-    def cell(name, mode):
-        r = by.get((name, mode))
-        if r is None:
-            return "-"
-        if r.get("total_drag") is None:
-            return r.get("status", "-")
-        return f"{r['total_drag']:.2f}" + (" (partial)" if r.get("status") == "crashed" else "")
-
-    def peaks(name):
-        r = by.get((name, "naive"))
-        if r is None or r.get("peak_in_use_bytes") is None:
-            return "-"
-        return f"{r['peak_in_use_bytes'] / 1024:,.0f} / {r['peak_ideal_bytes'] / 1024:,.0f} KiB"
-
-    table = [[name, str(next((r["scale"] for r in rows if r["contender"] == name), "-"))] +
-             [cell(name, m) for m in modes] + [peaks(name)] for name in names]
-    naive = {n: by[(n, "naive")]["total_drag"] for n in names
-             if (n, "naive") in by and by[(n, "naive")].get("total_drag") is not None}
-    reap = {n: by[(n, "reap")]["total_drag"] for n in names
-            if (n, "reap") in by and by[(n, "reap")].get("total_drag") is not None}
-    claims = []
-    if naive:
-        claims.append({"claim": "Regions keep dead objects: freed only with their region (naive mode), "
-                                "objects drag",
-                       "paper": PAPER_DRAG,
-                       "measured": ", ".join(f"{n} {d:.2f}" for n, d in naive.items()),
-                       "holds": max(naive.values()) > 1.1})
-    lcc = by.get(("compiler", "naive"))  # Fig. 5: lcc's memory-requirement profile
-    if lcc is not None and lcc.get("peak_ideal_bytes"):
-        ratio = lcc["peak_in_use_bytes"] / lcc["peak_ideal_bytes"]
-        claims.append({"claim": "Fig. 5: with regions the peak in use exceeds the peak if each object were freed "
-                                "after its last access (compiler, naive mode; criterion: ratio > 1.1)",
-                       "paper": "lcc: 1 MB with regions against 670 KB (1.49x)",
-                       "measured": f"{lcc['peak_in_use_bytes'] / 1024:,.0f} KiB against "
-                                   f"{lcc['peak_ideal_bytes'] / 1024:,.0f} KiB ({ratio:.2f}x)",
-                       "holds": ratio > 1.1})
-    both = [n for n in naive if n in reap]
-    if both:
-        claims.append({"claim": "Individual frees (reap mode) remove the drag",
-                       "paper": "§7-8: regions that can free single objects would need less memory",
-                       "measured": ", ".join(f"{n} {naive[n]:.2f} → {reap[n]:.2f}" for n in both),
-                       "holds": all(reap[n] <= naive[n] + 0.01 for n in both)})  # within noise of 1.00
-    return {"title": "Drag (2002 paper §7)",
-            "text": "Total drag = area under the memory-in-use curve / area if every object were freed right "
-                    "after its last access (allocation time), measured by strata-drag (docs/drag.md). custom: "
-                    "the program's own regions (seen as their malloc'd chunks); naive: each object a malloc "
-                    "block freed with its region; reap: objects freed as they die. Curves and site tables: "
-                    "drag/<workload>-<mode>/.",
-            "header": ["workload", "scale", "custom", "naive", "reap", "naive peak in use / ideal"],
-            "rows": table, "claims": claims}
-
-
 # ---- the command -------------------------------------------------------------
 
 def _kib(n: int) -> str:

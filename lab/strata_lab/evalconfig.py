@@ -6,6 +6,11 @@ each a sub-matrix of workloads x allocators x modes x presets at a scale.
     seed = 1                # the workloads' input seed (and the preconditioner's)
     timeout_s = 300         # a run that takes longer is killed and recorded as a timeout
     cachegrind_sections = ["resilience"]  # --cachegrind: only these sections' cells (default: all)
+    memory_sections = ["reaps"]  # these sections' cells also get memory runs (fragmentation, pages in use)
+    memory_runs = 3         # memory runs of each such cell, in interleaved rounds
+    budget_s = 900          # adaptive rounds: after the base rounds, add rounds to the cells of undecided
+                            # claims until every claim decides or the evaluation has run this long
+    max_rounds = 20         # adaptive rounds: at most this many rounds of any cell
 
     [[experiment]]
     section = "per-class"   # the report section it feeds (SECTIONS)
@@ -41,7 +46,9 @@ PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"]
 EXTRA_ALLOCATORS = ["kingsley", "lea"]
 
 EVALUATION_FIELDS = {"runs": int, "seed": int, "timeout_s": (int, float), "name": str, "description": str,
-                     "cachegrind_sections": list}
+                     "cachegrind_sections": list, "memory_sections": list, "memory_runs": int,
+                     "budget_s": (int, float), "max_rounds": int}
+DEFAULT_MEMORY_SECTIONS = ["reaps", "general-purpose", "heap-layers"]
 EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "modes": list, "presets": list,
                      "scale": (int, float), "scales": dict, "runs": int, "title": str}
 BENCH_FIELDS = {
@@ -82,6 +89,10 @@ class Config:
     description: str = ""
     raw: dict = field(default_factory=dict)
     cachegrind_sections: Optional[list] = None  # --cachegrind: these sections' cells (None: every cell)
+    memory_sections: list = field(default_factory=lambda: list(DEFAULT_MEMORY_SECTIONS))
+    memory_runs: int = 3
+    budget_s: Optional[float] = None   # None: no adaptive rounds
+    max_rounds: int = 20
 
     def sections(self) -> list:
         present = {e.section for e in self.experiments}
@@ -152,6 +163,10 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
     cachegrind_sections = evaluation.get("cachegrind_sections")
     if cachegrind_sections is not None:
         _names(f"{path}: evaluation.cachegrind_sections", cachegrind_sections, SECTIONS, "section")
+    memory_sections = evaluation.get("memory_sections", DEFAULT_MEMORY_SECTIONS)
+    if memory_sections:
+        _names(f"{path}: evaluation.memory_sections", memory_sections, SECTIONS, "section")
+    adaptive = _adaptive(path, evaluation, runs)
 
     raw_experiments = data.get("experiment", [])
     if not isinstance(raw_experiments, list) or not all(isinstance(e, dict) for e in raw_experiments):
@@ -210,7 +225,21 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
                 raise LabError(f"{where}.scale: {table['scale']}: must be > 0")
     return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments,
                   {k: dict(v) for k, v in bench.items()}, evaluation.get("description", ""), data,
-                  cachegrind_sections)
+                  cachegrind_sections, list(memory_sections), *adaptive)
+
+
+def _adaptive(path: str, evaluation: dict, runs: int) -> tuple:
+    """(memory_runs, budget_s, max_rounds), checked."""
+    memory_runs = evaluation.get("memory_runs", 3)
+    if memory_runs < 1:
+        raise LabError(f"{path}: evaluation.memory_runs: {memory_runs}: must be >= 1")
+    budget_s = evaluation.get("budget_s")
+    if budget_s is not None and budget_s <= 0:
+        raise LabError(f"{path}: evaluation.budget_s: {budget_s:g}: must be > 0 seconds")
+    max_rounds = evaluation.get("max_rounds", 20)
+    if max_rounds < runs:
+        raise LabError(f"{path}: evaluation.max_rounds: {max_rounds}: must be >= runs ({runs})")
+    return memory_runs, (None if budget_s is None else float(budget_s)), max_rounds
 
 
 def load(path, workload_names: list, allocator_names: Optional[list] = None) -> Config:

@@ -11,9 +11,10 @@ from typing import Optional
 INT_FIELDS = {"round", "order", "scale", "seed", "peak_rss_bytes", "parent_rss_bytes", "peak_heap_resident_bytes", "kept_bytes",
               "profile_peak_live_bytes", "total_objects", "total_bytes", "peak_live_objects", "peak_live_bytes",
               "realloc_calls", "free_calls", "instructions", "d1_misses", "ll_misses", "data_refs",
-              "peak_held_bytes", "peak_rss_added", "allocated_bytes", "peak_in_use_bytes", "peak_ideal_bytes"}
+              "peak_held_bytes", "peak_rss_added", "allocated_bytes", "peak_in_use_bytes", "peak_ideal_bytes",
+              "samples", "precondition_seed", "env_padding"}
 FLOAT_FIELDS = {"program_seconds", "precondition_seconds", "wall_seconds", "fragmentation", "seconds",
-                "average_size", "total_to_peak_bytes", "total_drag"}
+                "average_size", "total_to_peak_bytes", "total_drag", "cpu_seconds"}
 
 
 def _typed(row: dict) -> dict:
@@ -111,8 +112,9 @@ class CellStats:
     failures: Counter
     time: Optional[Summary]
     rss: Optional[Summary]
-    frag: Optional[Summary]     # None: no run had a memory sample ("no sample")
-    heap: Optional[Summary]
+    frag: Optional[Summary]     # memory runs only (memory.csv): peak in use / peak live
+    heap: Optional[Summary]     # memory runs only: peak pages in use (Vam §4.4)
+    cpu: Optional[Summary] = None  # user + system seconds of the program
 
 
 def cells(runs: list) -> dict:
@@ -123,10 +125,11 @@ def cells(runs: list) -> dict:
     for key, group in grouped.items():
         ok = [r for r in group if good(r)]
         out[key] = CellStats(key, len(group), len(ok), Counter(r["verdict"] for r in group if not good(r)),
-                             summarize(r["program_seconds"] for r in ok),
-                             summarize(r["peak_rss_bytes"] for r in ok),
-                             summarize(r["fragmentation"] for r in ok),
-                             summarize(r["peak_heap_resident_bytes"] for r in ok))
+                             summarize(r.get("program_seconds") for r in ok),
+                             summarize(r.get("peak_rss_bytes") for r in ok),
+                             summarize(r.get("fragmentation") for r in ok),
+                             summarize(r.get("peak_in_use_bytes") for r in ok),
+                             summarize(r.get("cpu_seconds") for r in ok))
     return out
 
 

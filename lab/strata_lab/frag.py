@@ -183,3 +183,24 @@ def command(args) -> int:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     print(f"strata-lab frag: {args.allocator.name}: {describe(summary)}")
     return 0
+
+
+def measure_memory(argv, allocator_preload: list, variables: dict, timeout_s: float, cwd=None) -> dict:
+    """One memory run for the evaluation: the program under the profiler, then
+    allocator_preload (the preconditioner and the allocator). Returns status,
+    exit_status, stdout, stderr_tail, peak_live_bytes, peak_in_use_bytes,
+    fragmentation, samples."""
+    preload = [str(paths.shim("profile"))] + list(allocator_preload)
+    with tempfile.TemporaryDirectory(prefix="strata-frag-") as tmp:
+        sampler = Sampler(Path(tmp))
+        env = dict(variables, STRATA_LAB_PROFILE_OUT=f"{tmp}/profile.%p.json", STRATA_LAB_LIVE_OUT=f"{tmp}/live.%p")
+        result = runner.run(argv, preload, env, sampler=sampler, capture=True, timeout_s=timeout_s, cwd=cwd)
+        out = {"status": "ok" if result.ok else ("timeout" if result.timed_out else
+                                                 "crashed" if result.returncode < 0 else "failed"),
+               "exit_status": result.status(), "stdout": result.stdout, "stderr_tail": result.stderr_tail}
+        if not result.ok:
+            return out
+        profiles = [profile.load(path) for path in sorted(Path(tmp).glob("profile.*.json"))]
+    summary = summarize(sampler, profiles)
+    return dict(out, peak_live_bytes=summary["peak_live_bytes"], peak_in_use_bytes=summary["peak_heap_resident_bytes"],
+                fragmentation=summary["fragmentation"], samples=summary["samples"] + summary["samples_at_live_peaks"])

@@ -22,6 +22,7 @@ class RunResult:
     stdout: Optional[str] = None       # with capture=True: everything it printed
     stderr_tail: Optional[str] = None  # with capture=True: the last STDERR_TAIL_BYTES of its stderr
     timed_out: bool = False            # killed (with its process group) after timeout_s
+    cpu_seconds: Optional[float] = None  # user + system time of the program (and the children it waited for)
 
     @property
     def ok(self) -> bool:
@@ -149,7 +150,7 @@ def run(command: Sequence[str], preload: Sequence[str], variables: dict,
             err.seek(max(0, err.seek(0, os.SEEK_END) - STDERR_TAIL_BYTES))
             stderr_tail = err.read().decode(errors="replace")
     return RunResult(list(command), process.pid, process.returncode, wall, usage.ru_maxrss * 1024,
-                     stdout, stderr_tail, timed_out)
+                     stdout, stderr_tail, timed_out, usage.ru_utime + usage.ru_stime)
 
 
 def program_peak_rss(result: RunResult, precondition_report: Optional[dict]) -> Optional[int]:

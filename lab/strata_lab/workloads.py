@@ -412,21 +412,29 @@ def _status(result: runner.RunResult, checksum: Optional[str], report: Optional[
 
 
 def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", preset: Optional[str] = "Adv0",
-        profile_path=None, timeout_s: Optional[float] = None) -> dict:
+        profile_path=None, timeout_s: Optional[float] = None, precondition_seed: Optional[int] = None,
+        env_padding: int = 0, sample_memory: bool = True) -> dict:
     """One timed run, as `strata-lab run` makes it: the preconditioner (and the
-    preset's preconditioning, from profile_path for Adv1 and up), then the
-    workload on `allocator`; memory in use sampled from /proc/PID/smaps.
-    LabError for bad input, before anything runs; a failing program is a
-    result with status "crashed", "failed" or "timeout" and no times."""
+    preset's preconditioning, from profile_path for Adv1 and up, with
+    precondition_seed, by default the input seed), then the workload on
+    `allocator`. env_padding adds that many bytes to the environment (it
+    moves the stack: the evaluation samples memory layout this way).
+    sample_memory: sample memory in use from /proc/PID/smaps while it runs
+    (the evaluation's timed runs leave it off and measure memory in runs of
+    their own). LabError for bad input, before anything runs; a failing
+    program is a result with status "crashed", "failed" or "timeout" and no times."""
     workload = _resolve(workload)
     invocation = workload.invocation(mode, scale, seed)
     allocator = _allocator(allocator)
     chosen = precondition.choose(preset or "Adv0", None, None)
-    variables = dict(invocation.env, **precondition.shim_variables(chosen, seed, profile_path))
+    variables = dict(invocation.env, **precondition.shim_variables(
+        chosen, seed if precondition_seed is None else precondition_seed, profile_path))
+    if env_padding:
+        variables["STRATA_LAB_ENV_PADDING"] = "x" * env_padding
     preload = [str(paths.shim("precondition"))] + allocator.preload()
     with tempfile.TemporaryDirectory(prefix="strata-wl-run-") as tmp:
         variables["STRATA_LAB_PRECOND_REPORT"] = f"{tmp}/precondition.%p.json"
-        sampler = frag.Sampler(Path(tmp))  # memory in use only: no profiler, so no live counters, in a timed run
+        sampler = frag.Sampler(Path(tmp)) if sample_memory else None  # no profiler: memory in use only
         result = runner.run(invocation.argv, preload, variables, sampler=sampler, capture=True,
                             timeout_s=timeout_s, cwd=invocation.cwd)
         report_path = Path(tmp) / f"precondition.{result.pid}.json"
@@ -439,9 +447,9 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
         "preset": chosen.name, "status": status, "exit_status": exit_status, "checksum": checksum if ok else None,
         "program_seconds": report["program_ns"] / 1e9 if ok else None,
         "precondition_seconds": report["precondition_ns"] / 1e9 if ok else None,
-        "wall_seconds": result.wall_ns / 1e9,
+        "wall_seconds": result.wall_ns / 1e9, "cpu_seconds": result.cpu_seconds,
         "peak_rss_bytes": runner.program_peak_rss(result, report),
-        "peak_heap_resident_bytes": max((row[1] for row in sampler.rows), default=None),
+        "peak_heap_resident_bytes": max((row[1] for row in sampler.rows), default=None) if sampler else None,
         "kept_bytes": report.get("kept_bytes") if report else None,
         "stderr_tail": result.stderr_tail or "",
         "command": invocation.argv,

@@ -1,5 +1,6 @@
 """The report's plots (matplotlib, Agg: no display needed), as PNG files."""
 from pathlib import Path
+from typing import Optional
 
 import matplotlib
 
@@ -58,6 +59,36 @@ def scatter(path: Path, title: str, xlabel: str, ylabel: str, points: dict) -> P
     ax.set_title(title, fontsize=10)
     if drawn:
         ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+VERDICT_COLOURS = {"held": "#1a7f37", "not held": "#c62828", "inconclusive": "#b58900", "not measured": "#888888"}
+
+
+def forest(path: Path, rows: list) -> Optional[Path]:
+    """One line per estimate: rows = [(label, Estimate, criterion, verdict)], drawn on a shared log axis (every
+    quantity here is a ratio); the criterion's threshold is a black tick on its own line, an equivalence margin a
+    grey band. Estimates that are not positive (a correlation) are left out."""
+    rows = [x for x in rows if x[1] is not None and x[1].low > 0]
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(9.0, 0.8 + 0.28 * len(rows)))
+    for i, (label, e, criterion, verdict) in enumerate(reversed(rows)):
+        colour = VERDICT_COLOURS.get(verdict, "black")
+        ax.plot([e.low, e.high], [i, i], color=colour, linewidth=2)
+        ax.plot([e.value], [i], "o", color=colour, markersize=4)
+        if hasattr(criterion, "threshold"):
+            ax.plot([criterion.threshold], [i], "|", color="black", markersize=12)
+        else:
+            ax.fill_betweenx([i - 0.35, i + 0.35], criterion.low, criterion.high, color="#cccccc", zorder=0)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([x[0] for x in reversed(rows)], fontsize=7)
+    ax.set_xlabel("ratio, 95% interval (log scale); black tick: the claim's threshold, grey: its margin")
+    ax.grid(axis="x", linestyle=":", linewidth=0.5)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

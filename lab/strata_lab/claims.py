@@ -1,0 +1,169 @@
+"""Claims and their verdicts.
+
+A claim quotes its source (paper, section or figure, the sentence) or is
+marked "ours", names the quantity it is about, and states a criterion on it:
+
+  - Below(t): the quantity is below t (e.g. "gains at most 15%": ratio <= 1.15);
+  - Above(t): the quantity is above t (e.g. "slows down": ratio > 1);
+  - Within(lo, hi): an equivalence claim ("within 10%", "unaffected"): the
+    quantity lies inside the margin [lo, hi], stated next to the paper's figure.
+
+Each estimate carries a 95% interval (stats.py). Four verdicts:
+  - held: the interval lies on the claim's side (inside the margin, for Within);
+  - not held: it lies on the other side (wholly outside the margin);
+  - inconclusive: otherwise (the interval straddles the threshold);
+  - not measured: no data; the row is always shown.
+
+A claim "for every program" has one estimate per program, each at the
+Bonferroni-corrected level (stats.corrected); it is held when every program
+holds, not held when some program does not (the row names them), and
+inconclusive otherwise. A claim "for six of the eight" (at_least = 0.75) is
+held when that many programs hold, not held when too many do not. Verdicts come only from these estimates: nothing is
+read from a file."""
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import stats
+
+HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED = "held", "not held", "inconclusive", "not measured"
+VERDICTS = (HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim comes from: a paper's section or figure and its sentence,
+    or ours (`paper` = "ours", with the reason in `quote`)."""
+    paper: str          # "2026", "2002", "2002 slides", "Vam 2005", "2001", "ours"
+    where: str          # "§4.3", "Fig. 8" ...
+    quote: str          # the sentence, verbatim
+
+    @property
+    def ours(self) -> bool:
+        return self.paper == "ours"
+
+    def text(self) -> str:
+        if self.ours:
+            return f"ours: {self.quote}"
+        return f"{self.paper} {self.where}: “{self.quote}”"
+
+
+@dataclass(frozen=True)
+class Below:
+    threshold: float
+    strict: bool = False
+
+    def side(self, e: stats.Estimate) -> str:
+        if e.high < self.threshold or (not self.strict and e.high == self.threshold):
+            return HELD
+        if e.low > self.threshold or (self.strict and e.low == self.threshold):
+            return NOT_HELD
+        return INCONCLUSIVE
+
+    def text(self) -> str:
+        return f"{'<' if self.strict else '≤'} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class Above:
+    threshold: float
+
+    def side(self, e: stats.Estimate) -> str:
+        if e.low > self.threshold:
+            return HELD
+        if e.high <= self.threshold:
+            return NOT_HELD
+        return INCONCLUSIVE
+
+    def text(self) -> str:
+        return f"> {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class Within:
+    low: float
+    high: float
+
+    def side(self, e: stats.Estimate) -> str:
+        if self.low <= e.low and e.high <= self.high:
+            return HELD
+        if e.high < self.low or e.low > self.high:
+            return NOT_HELD
+        return INCONCLUSIVE
+
+    def text(self) -> str:
+        return f"within [{self.low:g}, {self.high:g}]"
+
+
+@dataclass
+class Claim:
+    key: str                 # stable identifier, e.g. "regions.gap-best"
+    section: str             # the report section's title
+    statement: str           # what is claimed, in our words
+    source: Source
+    quantity: str            # what is estimated, e.g. "naive/custom time on mimalloc at Adv0"
+    criterion: object        # Below | Above | Within
+    paper_figure: str = ""   # the paper's own figure for it ("2.3%", "up to 15%")
+    estimates: dict = field(default_factory=dict)   # label -> Estimate or None (one per program if `every`)
+    every: bool = False      # a "for every program" claim, judged per program
+    at_least: Optional[float] = None  # "for six of the eight": the fraction of programs that must hold
+    exceptions: str = ""     # the paper's own exceptions
+    note: str = ""           # context beside the verdict (e.g. the workloads' allocation rates)
+    cells: set = field(default_factory=set)         # cells whose rounds decide it (adaptive rounds)
+    # filled by judge():
+    verdict: str = NOT_MEASURED
+    breakers: list = field(default_factory=list)    # programs on the other side
+    undecided: list = field(default_factory=list)   # programs whose interval straddles
+
+    def judge(self) -> "Claim":
+        measured = {k: e for k, e in self.estimates.items() if e is not None}
+        missing = [k for k, e in self.estimates.items() if e is None]
+        if not measured:
+            self.verdict = NOT_MEASURED
+            return self
+        sides = {k: self.criterion.side(e) for k, e in measured.items()}
+        self.breakers = [k for k, s in sides.items() if s == NOT_HELD]
+        self.undecided = [k for k, s in sides.items() if s == INCONCLUSIVE] + missing
+        if self.at_least is not None:
+            needed = math.ceil(self.at_least * len(self.estimates))
+            held = len(self.estimates) - len(self.breakers) - len(self.undecided)
+            self.verdict = HELD if held >= needed else \
+                NOT_HELD if len(self.breakers) > len(self.estimates) - needed else INCONCLUSIVE
+            return self
+        if self.breakers:
+            self.verdict = NOT_HELD
+        elif self.undecided:
+            self.verdict = INCONCLUSIVE
+        else:
+            self.verdict = HELD
+        return self
+
+    def interval_text(self) -> str:
+        if not self.estimates:
+            return "no data"
+        if len(self.estimates) == 1:
+            e = next(iter(self.estimates.values()))
+            return "no data" if e is None else e.text()
+        return "; ".join(f"{k} {'no data' if e is None else e.text()}" for k, e in self.estimates.items())
+
+    def outcome_text(self) -> str:
+        parts = []
+        if self.breakers:
+            parts.append("breaks it: " + ", ".join(self.breakers))
+        if self.undecided and self.verdict != NOT_MEASURED:
+            parts.append("undecided: " + ", ".join(self.undecided))
+        if self.exceptions:
+            parts.append("paper's exceptions: " + self.exceptions)
+        return "; ".join(parts)
+
+
+def per_program(estimates: dict) -> int:
+    """How many intervals a "for every program" claim makes (for stats.corrected)."""
+    return max(1, len(estimates))
+
+
+def tally(claims: list) -> dict:
+    counts = {v: 0 for v in VERDICTS}
+    for c in claims:
+        counts[c.verdict] += 1
+    return counts

@@ -1,0 +1,124 @@
+"""The benchmark programs of [bench.*]: zero-cost (bench/layers), the
+reap's drag workload (bench/reap) and object drag under strata-drag, as
+steps interleaved in shuffled rounds like the workloads' cells."""
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Optional
+
+from .. import evalconfig, paths, workloads
+from ..drag import measure as drag_measure, tool_dir as drag_tool_dir
+from ..errors import LabError, ProgramFailed
+
+
+def _bench_program(relative: str) -> Path:
+    path = paths.build_dir() / relative
+    if not path.is_file():
+        raise LabError(f"{path} is missing: build it (`make build`)")
+    return path
+
+
+def bench_steps(config: evalconfig.Config, cachegrind: bool, available: dict) -> list:
+    """(bench, round, contender, allocator) steps, each round in a shuffled order."""
+    rng = random.Random(config.seed)
+    steps = []
+    zero = config.bench.get("zero-cost")
+    if zero is not None:
+        _bench_program("bench/layers/bench_zero_cost")
+        contenders = ["kingsley-layers", "kingsley-monolithic", "lea-layers", "glibc", "bump"]
+        for r in range(1, zero.get("rounds", evalconfig.MIN_RUNS) + 1):
+            order = contenders[:]
+            rng.shuffle(order)
+            steps += [("zero-cost", r, c, "") for c in order]
+        if cachegrind or "callgrind_ops" in zero:  # instructions: the deterministic zero-cost figure
+            if not shutil.which("valgrind"):
+                raise LabError("bench.zero-cost.callgrind_ops needs valgrind (apt-get install valgrind)")
+            steps += [("zero-cost-callgrind", 0, c, "") for c in contenders]
+    drag = config.bench.get("drag")
+    if drag is not None:
+        for contender in ("reap", "emulator"):
+            _bench_program(f"bench/reap/strata-bench-reap-{contender}")
+        variants = [("reap", ""), ("reap", "no-free"), ("emulator", ""), ("emulator", "no-free")]
+        for r in range(1, drag.get("runs", 3) + 1):
+            order = variants[:]
+            rng.shuffle(order)
+            steps += [("drag", r, c, v) for c, v in order]
+    object_drag = config.bench.get("object-drag")
+    if object_drag is not None:  # deterministic figures: one run each
+        drag_tool_dir()  # built? (an error names what is missing, before anything runs)
+        for name in object_drag["workloads"]:
+            w = workloads.lookup(name)
+            if w.kind != "native":
+                raise LabError(f"bench.object-drag.workloads: {name}: only native workloads run under strata-drag")
+            for mode in object_drag.get("modes", evalconfig.MODES):
+                if mode in w.modes:
+                    w.invocation(mode, 1)  # the binary is built
+                    steps.append(("object-drag", 1, name, mode))
+    return steps
+
+
+def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: float,
+                   folder: Optional[Path] = None) -> dict:
+    bench, rnd, contender, extra = step
+    row = {"bench": bench, "round": rnd, "contender": contender, "allocator": extra}
+    if bench == "object-drag":  # contender = the workload, extra = its mode
+        return _object_drag_step(row, config, timeout_s, folder)
+    env = dict(os.environ, STRATA_REAP_CHECK="0")
+    try:
+        if bench in ("zero-cost", "zero-cost-callgrind"):
+            exe = str(_bench_program("bench/layers/bench_zero_cost"))
+            if bench == "zero-cost":
+                ops = config.bench["zero-cost"].get("ops", 2_000_000)
+                out = subprocess.run([exe, contender, str(ops)], capture_output=True, text=True, check=True,
+                                     timeout=timeout_s).stdout
+                fields = dict(kv.split("=", 1) for kv in out.split())
+                row.update(status="ok", seconds=float(fields["seconds"]))
+            else:
+                ops = config.bench["zero-cost"].get("callgrind_ops", 200_000)
+                done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", exe,
+                                       contender, str(ops)], capture_output=True, text=True, check=True,
+                                      timeout=timeout_s * 50)
+                found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
+                row.update(status="ok" if found else "failed", instructions=int(found.group(1)) if found else None)
+        elif bench == "drag":
+            exe = str(_bench_program(f"bench/reap/strata-bench-reap-{contender}"))
+            drag = config.bench["drag"]
+            argv = [exe, "drag", "--phases", str(drag.get("phases", 40)), "--objects", str(drag.get("objects", 50000))]
+            if extra == "no-free":
+                argv.append("--no-free")
+            out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=timeout_s, env=env).stdout
+            data = [json.loads(line) for line in out.splitlines() if line.startswith("{")][0]
+            row.update(status="ok", peak_held_bytes=data.get("peak_held_bytes"),
+                       peak_rss_added=data.get("peak_rss_added"), peak_live_bytes=data.get("peak_live_bytes"),
+                       allocated_bytes=data.get("allocated_bytes"), frees=data.get("free"))
+    except subprocess.CalledProcessError as error:
+        row.update(status="failed" if error.returncode > 0 else "crashed", error=(error.stderr or "")[-300:])
+    except subprocess.TimeoutExpired:
+        row.update(status="timeout")
+    except (LabError, ValueError, KeyError, IndexError) as error:
+        row.update(status="failed", error=str(error)[:300])
+    return row
+
+
+def _object_drag_step(row: dict, config: evalconfig.Config, timeout_s: float, folder: Optional[Path]) -> dict:
+    """One workload in one mode under strata-drag; its files go to folder/drag/<workload>-<mode>."""
+    w = workloads.lookup(row["contender"])
+    scale = max(1, round(w.default_scale * config.bench["object-drag"].get("scale", 0.1)))
+    row["scale"] = scale
+    out = folder / "drag" / f"{w.name}-{row['allocator']}" if folder is not None else None
+    start = time.monotonic()
+    try:
+        figures = drag_measure(w.invocation(row["allocator"], scale, config.seed).argv, out_dir=out, quiet=True,
+                               timeout_s=timeout_s * 100, plot=out is not None)
+        row.update(status="crashed" if figures["partial"] else "ok", total_drag=figures["total_drag"],
+                   peak_in_use_bytes=figures["peak_in_use_bytes"], peak_ideal_bytes=figures["peak_ideal_bytes"],
+                   allocated_bytes=figures["allocation_time_bytes"])
+    except (LabError, ProgramFailed) as error:
+        row.update(status="failed", error=str(error)[:300])
+    row["seconds"] = time.monotonic() - start
+    return row

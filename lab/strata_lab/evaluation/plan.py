@@ -1,0 +1,123 @@
+"""What an evaluation will run, checked before anything runs: the cells of
+every experiment (workload × mode × scale × allocator × preset), the
+profiles, the cells that also get memory runs, and the allocators that are
+missing (skipped, with the command that installs them)."""
+import shutil
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .. import allocators, evalconfig
+from ..errors import LabError
+
+INSTALL = {  # how to get an allocator that is not there (the report lists it as skipped)
+    "jemalloc": "apt-get install libjemalloc2",
+    "tcmalloc": "apt-get install libgoogle-perftools4 (libtcmalloc_minimal.so.4)",
+    "mimalloc": "apt-get install libmimalloc2.0",
+    "strata": "make build (builds src/malloc/libstrata.so)",
+    "kingsley": "make build (builds src/layered/libstrata-kingsley.so)",
+    "lea": "make build (builds src/layered/libstrata-lea.so)",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    workload: str
+    mode: str
+    scale: int
+    allocator: str
+    preset: str
+
+    @property
+    def key(self) -> tuple:
+        """The report's key for it (evalstats.cell_key)."""
+        return (self.workload, self.mode, self.scale, self.allocator, self.preset)
+
+    def label(self) -> str:
+        return f"{self.workload} {self.mode} x{self.scale} {self.allocator} {self.preset}"
+
+
+def precondition_profile(workload, mode: str, scale: int) -> tuple:
+    """The profile a cell's preconditioning draws from. Custom, naive and reap
+    modes of one program face the same preconditioned heap: the naive mode's
+    object-level profile (2026 §3.1, Fig. 2: one profile per program), when the
+    workload has a naive mode."""
+    return (workload.name, "naive" if "naive" in workload.modes else mode, scale)
+
+
+@dataclass
+class Plan:
+    config: evalconfig.Config
+    cells: dict          # Cell -> runs wanted
+    profiles: list       # (workload, mode, scale)
+    available: dict      # allocator name -> library path or "" (glibc)
+    skipped: dict        # allocator name -> reason and install command
+    not_applicable: list  # "workload: mode" pairs dropped because the workload lacks the mode
+    experiments: list    # per experiment: its cells (for the report)
+    valgrind_cells: list = field(default_factory=list)  # --cachegrind: the cells of config.cachegrind_sections
+    memory_cells: list = field(default_factory=list)    # cells of config.memory_sections
+
+
+def _resolve_allocators(config: evalconfig.Config) -> tuple:
+    wanted = []
+    for experiment in config.experiments:
+        wanted += [a for a in experiment.allocators if a not in wanted]
+    available, skipped = {}, {}
+    for name in wanted:
+        try:
+            available[name] = str(allocators.resolve(name).library or "")
+        except LabError as error:
+            skipped[name] = f"{error}; install: {INSTALL.get(name, 'see docs/lab.md')}"
+    available.setdefault("glibc", "")  # profiles run on glibc
+    return available, skipped
+
+
+def plan(config: evalconfig.Config, registry: dict, needs_valgrind: bool = False) -> Plan:
+    """Everything that can be checked before anything runs."""
+    available, skipped = _resolve_allocators(config)
+    p = Plan(config, {}, [], available, skipped, [], [])
+    for experiment in config.experiments:
+        mine = []
+        for name in experiment.workloads:
+            workload = registry[name]
+            scale = experiment.scale_of(name, workload.default_scale)
+            for mode in experiment.modes:
+                if mode not in workload.modes:
+                    if f"{name}: {mode}" not in p.not_applicable:
+                        p.not_applicable.append(f"{name}: {mode}")
+                    continue
+                workload.invocation(mode, scale, config.seed)  # missing binary, bad scale: before anything runs
+                for key in ((name, mode, scale), precondition_profile(workload, mode, scale)):
+                    if key not in p.profiles:
+                        p.profiles.append(key)
+                if experiment.section != "statistics":  # statistics: profiles only
+                    mine += _add_cells(p, config, experiment, name, mode, scale)
+        p.experiments.append({"section": experiment.section, "title": experiment.title,
+                              "workloads": experiment.workloads, "allocators": experiment.allocators,
+                              "modes": experiment.modes, "presets": experiment.presets,
+                              "scales": {n: experiment.scale_of(n, registry[n].default_scale)
+                                         for n in experiment.workloads},
+                              "runs": experiment.runs, "cells": len(mine)})
+    if needs_valgrind and not shutil.which("valgrind"):
+        raise LabError("--cachegrind needs valgrind (apt-get install valgrind)")
+    return p
+
+
+def _add_cells(p: Plan, config: evalconfig.Config, experiment, name: str, mode: str, scale: int) -> list:
+    mine = []
+    for allocator in experiment.allocators:
+        if allocator not in p.available:
+            continue
+        for preset in experiment.presets:
+            cell = Cell(name, mode, scale, allocator, preset)
+            p.cells[cell] = max(p.cells.get(cell, 0), experiment.runs)
+            mine.append(cell)
+            sections = config.cachegrind_sections
+            if (sections is None or experiment.section in sections) and cell not in p.valgrind_cells:
+                p.valgrind_cells.append(cell)
+            if experiment.section in config.memory_sections and cell not in p.memory_cells:
+                p.memory_cells.append(cell)
+    return mine
+
+
+def valgrind_available() -> Optional[str]:
+    return shutil.which("valgrind")

@@ -1,0 +1,235 @@
+"""`strata-lab evaluate`: runs a config's matrix and writes a results folder.
+
+The order of work:
+  1. the plan (plan.py): config checked, allocators resolved, invocations
+     built, before anything runs;
+  2. profiles, once per (workload, mode, scale), on glibc: the statistics
+     section's figures and the preconditioner's size distributions;
+  3. base rounds: each round runs every cell once, in a shuffled order, so
+     runs of different cells interleave and ratios pair runs of one round;
+  4. memory runs of the memory sections' cells, in rounds of their own;
+  5. the benchmark programs of [bench.*], interleaved the same way;
+  6. with --cachegrind, one cachegrind and one callgrind run per cell;
+  7. adaptive rounds (adaptive.py) for the cells of undecided claims, within
+     the time budget.
+
+Everything is appended to the CSV files as it is measured, so Ctrl-C keeps
+what was gathered and the report says it is partial."""
+import datetime
+import random
+import sys
+import time
+from pathlib import Path
+
+from . import adaptive, bench_steps, cell_runs, machine
+from .folder import (BENCH_FIELDS, MEMORY_FIELDS, PROFILE_FIELDS, RUN_FIELDS, VALGRIND_FIELDS, CsvLog, FolderLock,
+                     write_json)
+from .plan import Plan, plan, precondition_profile
+from .progress import Interrupt, Progress
+from .valgrind_runs import valgrind_run
+
+
+class Evaluation:
+    """One evaluation in progress: its plan, folder, logs and counters."""
+
+    def __init__(self, config, registry: dict, folder: Path, cachegrind: bool, stream):
+        self.config, self.registry, self.folder, self.cachegrind = config, registry, folder, cachegrind
+        self.plan: Plan = plan(config, registry, needs_valgrind=cachegrind)
+        self.steps = bench_steps.bench_steps(config, cachegrind, self.plan.available)
+        self.stream = stream
+        self.profiles = {}          # (workload, mode, scale) -> profile row
+        self.rounds_done = {}       # Cell -> timed rounds run
+        self.order = self.bench_done = 0
+        self.started = time.monotonic()
+        self.budget = adaptive.Budget(config.budget_s or 0.0, self.started, config.max_rounds)
+
+    # -- set-up ---------------------------------------------------------------
+
+    def meta(self) -> dict:
+        p, c = self.plan, self.config
+        meta = {"format": "strata-evaluation", "version": 2, "partial": True, "interrupted": False,
+                "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "config": {"path": str(c.path), "name": c.name, "description": c.description, "runs": c.runs,
+                           "seed": c.seed, "timeout_s": c.timeout_s, "budget_s": c.budget_s, "toml": c.raw},
+                "cachegrind": self.cachegrind, "cachegrind_cells": len(p.valgrind_cells) if self.cachegrind else 0,
+                "machine": machine.machine(), "git": machine.git_commit(),
+                "allocators": machine.allocator_versions(p.available), "skipped_allocators": p.skipped,
+                "not_applicable": p.not_applicable, "experiments": p.experiments, "workloads": {},
+                "planned": {"cells": len(p.cells), "runs": sum(p.cells.values()), "profiles": len(p.profiles),
+                            "memory_runs": len(p.memory_cells) * c.memory_runs, "bench_steps": len(self.steps)}}
+        for name in sorted({x.workload for x in p.cells} | {k[0] for k in p.profiles}):
+            w = self.registry[name]
+            try:
+                versions = w.versions()
+            except Exception as error:  # a version probe must not stop the evaluation
+                versions = {"error": str(error)}
+            meta["workloads"][name] = {"kind": w.kind, "imitates": w.imitates, "paper": w.paper,
+                                       "modes": list(w.modes), "default_scale": w.default_scale, "test": w.test,
+                                       "versions": versions}
+        return meta
+
+    def expect(self, progress: Progress) -> None:
+        for key in self.plan.profiles:
+            progress.expect(("profile",) + key, 1)
+        for cell, n in self.plan.cells.items():
+            progress.expect(cell, n)
+        for cell in self.plan.memory_cells:
+            progress.expect(("memory", cell), self.config.memory_runs)
+        for step in self.steps:
+            progress.expect(("bench", step[0], step[2]), 1)
+        if self.cachegrind:
+            for cell in self.plan.valgrind_cells:
+                progress.expect(("valgrind", cell), 2)
+
+    def profile_path(self, cell) -> str:
+        prof = self.profiles.get(precondition_profile(self.registry[cell.workload], cell.mode, cell.scale))
+        return str(self.folder / prof["path"]) if prof else None
+
+    # -- phases ---------------------------------------------------------------
+
+    def run_profiles(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        for key in self.plan.profiles:
+            if interrupt.requested:
+                return
+            progress.show(f"profiling {key[0]} {key[1]} x{key[2]}")
+            row = cell_runs.profile(self.registry, key, self.config.seed, self.folder, self.config.timeout_s * 4)
+            if row["status"] == "ok":
+                self.profiles[key] = row
+            if not interrupt.requested or row["status"] == "ok":
+                logs["profiles"].write(row)
+            progress.finished(("profile",) + key, row["seconds"])
+
+    def timed_round(self, rnd: int, cells: list, logs: dict, progress: Progress, interrupt: Interrupt) -> int:
+        """One round of timed runs of cells in a shuffled order; returns how many ran."""
+        cells = list(cells)
+        random.Random(self.config.seed * 7919 + rnd).shuffle(cells)
+        ran = 0
+        for cell in cells:
+            if interrupt.requested:
+                break
+            progress.show(f"round {rnd}: {cell.label()}")
+            start = time.monotonic()
+            row = cell_runs.timed(cell, self.registry, self.config.seed, rnd, self.profile_path(cell),
+                                  self.config.timeout_s)
+            if interrupt.requested and row["status"] != "ok":
+                break  # the child most likely died of the same Ctrl-C: not a result
+            self.order += 1
+            logs["runs"].write(dict(row, order=self.order))
+            seconds = time.monotonic() - start
+            self.budget.durations.setdefault(cell, []).append(seconds)
+            self.rounds_done[cell] = self.rounds_done.get(cell, 0) + 1
+            progress.finished(cell, seconds)
+            ran += 1
+        return ran
+
+    def run_base_rounds(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        rounds = max(self.plan.cells.values(), default=0)
+        for rnd in range(1, rounds + 1):
+            if interrupt.requested:
+                return
+            self.timed_round(rnd, [c for c, n in self.plan.cells.items() if n >= rnd], logs, progress, interrupt)
+
+    def run_memory(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        for rnd in range(1, self.config.memory_runs + 1):
+            cells = list(self.plan.memory_cells)
+            random.Random(self.config.seed * 104729 + rnd).shuffle(cells)
+            for cell in cells:
+                if interrupt.requested:
+                    return
+                progress.show(f"memory {rnd}/{self.config.memory_runs}: {cell.label()}")
+                start = time.monotonic()
+                row = cell_runs.memory(cell, self.registry, self.config.seed, rnd, self.profile_path(cell),
+                                       self.config.timeout_s * 4)
+                if interrupt.requested and row["status"] != "ok":
+                    return
+                logs["memory"].write(row)
+                progress.finished(("memory", cell), time.monotonic() - start)
+
+    def run_bench(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        for step in self.steps:
+            if interrupt.requested:
+                return
+            progress.show(f"bench {step[0]} round {step[1]}: {step[2]} {step[3]}".strip())
+            start = time.monotonic()
+            row = bench_steps.run_bench_step(step, self.config, self.plan.available, self.config.timeout_s,
+                                             self.folder)
+            if interrupt.requested and row["status"] != "ok":
+                return
+            logs["bench"].write(row)
+            self.bench_done += 1
+            progress.finished(("bench", step[0], step[2]), time.monotonic() - start)
+
+    def run_valgrind(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        for cell in self.plan.valgrind_cells if self.cachegrind else []:
+            for tool in ("cachegrind", "callgrind"):
+                if interrupt.requested:
+                    return
+                progress.show(f"{tool}: {cell.label()}")
+                start = time.monotonic()
+                row = valgrind_run(tool, cell, self.registry[cell.workload], self.config.seed,
+                                   self.profile_path(cell), self.folder, self.config.timeout_s * 100)
+                if interrupt.requested and row["status"] != "ok":
+                    return
+                logs["valgrind"].write(row)
+                progress.finished(("valgrind", cell), time.monotonic() - start)
+
+    def run_adaptive(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        """Extra rounds for the cells of undecided claims, while the budget lasts."""
+        if not self.config.budget_s:
+            self.budget.stopped = "no budget_s in the config: no adaptive rounds"
+            return
+        from ..report import claims_of  # matplotlib only now: imported earlier it would inflate every run's RSS
+        rnd = max(self.plan.cells.values(), default=0)
+        while not interrupt.requested:
+            cells = adaptive.next_round(claims_of(self.folder), self.plan.cells, self.rounds_done, self.budget)
+            if not cells:
+                return
+            rnd += 1
+            progress.total += len(cells)
+            for cell in cells:
+                progress.expect(cell, 1)
+            self.budget.extra_runs += self.timed_round(rnd, cells, logs, progress, interrupt)
+            self.budget.extra_rounds += 1
+
+
+PHASES = ["run_profiles", "run_base_rounds", "run_memory", "run_bench", "run_valgrind", "run_adaptive"]
+
+
+def _open_logs(folder: Path, cachegrind: bool) -> dict:
+    logs = {"profiles": CsvLog(folder / "profiles.csv", PROFILE_FIELDS), "runs": CsvLog(folder / "runs.csv", RUN_FIELDS),
+            "memory": CsvLog(folder / "memory.csv", MEMORY_FIELDS), "bench": CsvLog(folder / "bench.csv", BENCH_FIELDS)}
+    if cachegrind:
+        logs["valgrind"] = CsvLog(folder / "valgrind.csv", VALGRIND_FIELDS)
+    return logs
+
+
+def evaluate(config, registry: dict, folder: Path, cachegrind: bool = False, stream=sys.stderr) -> dict:
+    """Runs the plan into folder; returns meta (with "partial")."""
+    e = Evaluation(config, registry, folder, cachegrind, stream)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "profiles").mkdir(exist_ok=True)
+    with FolderLock(folder), Interrupt() as interrupt:
+        meta = e.meta()
+        write_json(folder / "meta.json", meta)
+        p = e.plan
+        progress = Progress(len(p.profiles) + sum(p.cells.values()) + len(p.memory_cells) * config.memory_runs
+                            + len(e.steps) + (2 * len(p.valgrind_cells) if cachegrind else 0), stream)
+        e.expect(progress)
+        logs = _open_logs(folder, cachegrind)
+        try:
+            for phase in PHASES:
+                getattr(e, phase)(logs, progress, interrupt)
+        except KeyboardInterrupt:
+            interrupt.requested = True
+        finally:
+            progress.close()
+            for log in logs.values():
+                log.close()
+        meta.update(partial=interrupt.requested, interrupted=interrupt.requested,
+                    finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                    duration_seconds=round(time.monotonic() - e.started, 1),
+                    completed={"runs": e.order, "profiles": len(e.profiles), "bench_steps": e.bench_done},
+                    adaptive=e.budget.summary(max(p.cells.values(), default=0)),
+                    rounds={c.label(): n for c, n in e.rounds_done.items()})
+        write_json(folder / "meta.json", meta)
+    return meta

@@ -1,0 +1,39 @@
+"""The evaluation report (report.md and a self-contained report.html), from a
+results folder's raw files only: meta.json, runs.csv, memory.csv,
+profiles.csv, bench.csv, valgrind.csv. `strata-lab report DIR` calls render().
+
+Each section (sections/) mirrors a paper's figure or table and states its
+claims (claims.py); every claim is judged from a 95% interval (stats.py) and
+is always shown, measured or not. The claims come first, then the sections."""
+from pathlib import Path
+
+from . import overview, render as renderers
+from .results import Results, Section
+from .sections import SECTIONS
+
+
+def build(r: Results) -> list:
+    """Every section, in report order (a section without data still states its claims, as not measured)."""
+    return [make(r) for make in SECTIONS.values()]
+
+
+def claims_of(folder) -> list:
+    """The judged claims of a results folder (the evaluation's adaptive rounds ask this between rounds)."""
+    r = Results(Path(folder))
+    return [c for sec in build(r) for c in sec.claims]
+
+
+def render(folder) -> dict:
+    """Writes report.md, report.html and plots/ from the folder's raw results."""
+    r = Results(Path(folder))
+    sections = build(r)
+    parts = [overview.claims_section(r, sections), overview.fastest_and_leanest(r), overview.setup_section(r)] \
+        + sections + [overview.failures_section(r)]
+    title = "strata evaluation" + (" — PARTIAL (interrupted)" if r.meta.get("partial") else "")
+    md, page = r.folder / "report.md", r.folder / "report.html"
+    md.write_text(renderers.to_markdown(title, parts, r.folder))
+    page.write_text(renderers.to_html(title, parts))
+    return {"md": md, "html": page, "sections": [s.key for s in parts]}
+
+
+__all__ = ["Results", "Section", "build", "claims_of", "render"]

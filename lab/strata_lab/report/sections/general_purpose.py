@@ -1,0 +1,100 @@
+"""General-purpose allocators on naive programs (Vam §4.1–4.4, Fig. 2, 3
+and 6): time, fragmentation and cache misses."""
+from ... import stats
+from ...claims import Above, Below, Claim, Source
+from .. import plots
+from ..results import Results, Section, estimate, frag_text, mib, seconds, summary_of
+
+# The allocators the Vam paper compared, by their counterparts here: DLmalloc (glibc, its descendant, and the
+# layers' Lea heap) and Vam (libstrata). PHKmalloc has none.
+VAM, DLMALLOC, OTHERS = "strata", "glibc", ["lea", "strata"]
+
+
+def build(r: Results) -> Section:
+    s = Section("general-purpose", "General-purpose allocators (Vam Fig. 2, 3 and 6)")
+    s.p("Naive mode (every object through malloc/free) on each allocator. Time normalised to glibc (the paper "
+        "normalises to DLmalloc, glibc's ancestor), paired within a round (95% interval). Fragmentation as in Vam "
+        "§4.4: the most pages in use (mapped, touched, not discarded) over the most live bytes, both measured at "
+        "the moments they happen in separate memory runs (every requested byte touched, so that a live byte is a "
+        "byte in use).")
+    e = next(iter(r.experiments("general-purpose")), None)
+    if e is not None:
+        _tables(r, s, e)
+    mode = e["modes"][0] if e else "naive"
+    workloads = e["workloads"] if e else []
+    key = lambda w, a: r.key(e, w, mode, a, "Adv0")
+    faster = Claim("general-purpose.vam-faster", s.title, "libstrata (Vam's design) is faster than glibc on average",
+                   Source("Vam 2005", "§4.1", "On average, Vam is 4% and 8% faster than PHKmalloc and DLmalloc, "
+                                              "respectively."),
+                   "geometric mean over workloads of libstrata / glibc time", Below(1.0, strict=True), "8% faster")
+    if e is not None and {VAM, DLMALLOC} <= set(e["allocators"]):
+        faster.cells.update(key(w, a) for w in workloads for a in (VAM, DLMALLOC))
+        faster.estimates[VAM] = stats.geometric_mean_across([r.ratios(key(w, VAM), key(w, DLMALLOC))
+                                                             for w in workloads])
+    s.claim(faster)
+    most = Claim("general-purpose.dlmalloc-fragments-most", s.title,
+                 "glibc (DLmalloc) fragments more than the others the paper compared, on average",
+                 Source("Vam 2005", "§4.4", "We were surprised to see that DLmalloc, an allocator known for low "
+                                            "fragmentation, in fact leads to the highest fragmentation on average."),
+                 "geometric mean over workloads of glibc's fragmentation / each other's (memory runs, same round)",
+                 Above(1.0), "highest on average")
+    if e is not None and DLMALLOC in e["allocators"]:
+        others = [a for a in OTHERS if a in e["allocators"]]
+        confidence = stats.corrected(stats.CONFIDENCE, len(others))
+        for other in others:
+            most.estimates[f"glibc / {other}"] = stats.geometric_mean_across(
+                [r.memory_ratios(key(w, DLMALLOC), key(w, other)) for w in workloads], confidence)
+        most.every = len(others) > 1
+    s.claim(most)
+    _misses_claim(r, s, e)
+    return s
+
+
+def _tables(r: Results, s: Section, e: dict) -> None:
+    mode = e["modes"][0]
+    values, frag_values, rows = {}, {}, []
+    for w in e["workloads"]:
+        base = r.key(e, w, mode, "glibc", "Adv0")
+        for alloc in e["allocators"]:
+            key = r.key(e, w, mode, alloc, "Adv0")
+            cell = r.cells.get(key)
+            if cell is None:
+                continue
+            q = stats.ratio(r.ratios(key, base))
+            values[(w, alloc)] = summary_of(q)
+            frag_values[(w, alloc)] = r.fragmentation_of(key)
+            rows.append([w, alloc, seconds(cell.time), estimate(q), mib(cell.rss), mib(r.memory_of(key)),
+                         frag_text(r.fragmentation_of(key))])
+    if values:
+        s.img(plots.bars(r.plot_path("gp-time"), "time normalised to glibc (Vam Fig. 2)", "normalised time",
+                         e["workloads"], e["allocators"], values, 1.0), "time (whiskers: 95% interval)")
+    if any(frag_values.values()):
+        s.img(plots.bars(r.plot_path("gp-fragmentation"), "fragmentation: most pages in use / most live bytes "
+                         "(Vam Fig. 6)", "fragmentation", e["workloads"], e["allocators"],
+                         {k: v for k, v in frag_values.items() if v}, 1.0), "fragmentation (whiskers: min–max)")
+    s.table(["workload", "allocator", "time", "time / glibc (95% CI)", "peak RSS", "most pages in use",
+             "fragmentation"], rows)
+
+
+def _misses_claim(r: Results, s: Section, e) -> None:
+    claim = Claim("general-purpose.vam-fewer-l2-misses", s.title,
+                  "libstrata has fewer last-level cache misses than glibc on average",
+                  Source("Vam 2005", "§4.2", "On average, Vam reduces L2 cache misses by 39% over DLmalloc."),
+                  "geometric mean over workloads of LL misses, libstrata / glibc (cachegrind: deterministic)",
+                  Below(1.0, strict=True), "39% fewer")
+    cg = [v for v in r.valgrind if v["tool"] == "cachegrind" and v["status"] == "ok" and v["preset"] == "Adv0"
+          and e is not None and v["mode"] == e["modes"][0] and v["workload"] in e["workloads"]]
+    by = {(v["workload"], v["allocator"]): v for v in cg}
+    rows, ratios = [], []
+    for (w, alloc), v in sorted(by.items()):
+        base = by.get((w, DLMALLOC))
+        if base and base["ll_misses"]:
+            rows.append([w, alloc, f"{v['d1_misses']:,}", f"{v['ll_misses']:,}",
+                         f"{v['d1_misses'] / base['d1_misses']:.3f}" if base["d1_misses"] else "—",
+                         f"{v['ll_misses'] / base['ll_misses']:.3f}"])
+            if alloc == VAM:
+                ratios.append(v["ll_misses"] / base["ll_misses"])
+    s.table(["workload", "allocator", "D1 misses", "LL misses", "D1 / glibc", "LL / glibc"], rows)
+    if ratios:
+        claim.estimates[VAM] = stats.geometric_mean_exact(ratios)
+    s.claim(claim)
