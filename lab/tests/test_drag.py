@@ -227,29 +227,3 @@ def test_object_drag_config_errors_name_the_field(change, message):
     evalconfig.parse(OBJECT_DRAG, "test.toml", ["router"], ["glibc"])  # the unchanged text parses
 
 
-def test_report_section_from_bench_rows():
-    from strata_lab import drag
-    rows = [{"contender": "geometry", "allocator": mode, "scale": 15, "status": "ok", "total_drag": d,
-             "peak_in_use_bytes": 2048 * 1024, "peak_ideal_bytes": 512 * 1024}
-            for mode, d in (("custom", 2.5), ("naive", 3.4), ("reap", 1.0))]
-    rows.append({"contender": "router", "allocator": "naive", "scale": 6, "status": "crashed", "total_drag": 1.2,
-                 "peak_in_use_bytes": 1024, "peak_ideal_bytes": 1024})
-    section = drag.report_section(rows)
-    assert section["rows"] == [["geometry", "15", "2.50", "3.40", "1.00", "2,048 / 512 KiB"],
-                               ["router", "6", "-", "1.20 (partial)", "-", "1 / 1 KiB"]]
-    regions, frees = section["claims"]
-    assert regions["holds"] is True and "geometry 3.40" in regions["measured"]
-    assert frees["holds"] is True and frees["measured"] == "geometry 3.40 → 1.00"
-    rows[2]["total_drag"] = 3.5  # reap worse than naive
-    assert drag.report_section(rows)["claims"][1]["holds"] is False
-
-
-def test_report_section_checks_the_lcc_peak_claim_on_compiler():
-    from strata_lab import drag
-    rows = [{"contender": "compiler", "allocator": "naive", "scale": 20, "status": "ok", "total_drag": 1.4,
-             "peak_in_use_bytes": 3 * 1024 * 1024, "peak_ideal_bytes": 2 * 1024 * 1024}]
-    peak = [c for c in drag.report_section(rows)["claims"] if c["claim"].startswith("Fig. 5")]
-    assert len(peak) == 1 and peak[0]["holds"] is True and "(1.50x)" in peak[0]["measured"]
-    rows[0]["peak_in_use_bytes"] = 2 * 1024 * 1024 + 1024  # freeing at last use would save nothing
-    peak = [c for c in drag.report_section(rows)["claims"] if c["claim"].startswith("Fig. 5")]
-    assert peak[0]["holds"] is False

@@ -56,6 +56,8 @@ def test_a_good_config_parses_with_its_values():
     assert second.presets == ["Adv0"] and second.runs == 8 and first.runs == 6
     assert config.bench == {"zero-cost": {"ops": 1000, "rounds": 5}}
     assert config.sections() == ["per-class", "regions"]
+    assert config.budget_s is None and config.max_rounds == 20 and config.memory_runs == 3   # defaults
+    assert config.memory_sections == ["reaps", "general-purpose", "heap-layers"]
 
 
 def replace(old, new):
@@ -101,6 +103,10 @@ def replace(old, new):
     (replace('seed = 3', 'cachegrind_sections = ["speed"]'),
      "evaluation.cachegrind_sections[0]: unknown section 'speed'"),
     ("[evaluation]\nruns = 5\n", "nothing to run"),
+    (replace('seed = 3', 'memory_sections = ["speed"]'), "evaluation.memory_sections[0]: unknown section 'speed'"),
+    (replace('seed = 3', 'memory_runs = 0'), "evaluation.memory_runs: 0: must be >= 1"),
+    (replace('seed = 3', 'budget_s = -5'), "evaluation.budget_s: -5: must be > 0 seconds"),
+    (replace('seed = 3', 'max_rounds = 4'), "evaluation.max_rounds: 4: must be >= runs (6)"),
 ])
 def test_every_error_names_the_field(text, message):
     with pytest.raises(LabError) as error:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD, REPO, lab
-from strata_lab import evalconfig, evaluate, report, workloads
+from strata_lab import evalconfig, evaluation, report, workloads
+from strata_lab.evaluation import folder as results_folders
 
 SMOKE = REPO / "lab" / "configs" / "smoke.toml"
 
@@ -36,13 +37,24 @@ def test_smoke_config_end_to_end(tmp_path):
     assert meta["partial"] is False
     assert meta["machine"]["cores"] == os.cpu_count() and meta["git"]["commit"]
     runs = rows(out / "runs.csv")
-    assert len(runs) == meta["planned"]["runs"] == meta["completed"]["runs"]
+    extra = meta["adaptive"]["extra_runs"]
+    assert len(runs) == meta["planned"]["runs"] + extra == meta["completed"]["runs"]
+    assert meta["adaptive"]["stopped"] and meta["adaptive"]["budget_s"] > 0
     config = evalconfig.load(SMOKE, list(workloads.registry()))
+    # Every round has its own preconditioning seed and environment padding; CPU time is recorded.
+    seeds = {(r["round"], r["precondition_seed"], r["env_padding"]) for r in runs}
+    assert len({s[0] for s in seeds}) == len(seeds) >= config.runs
+    assert all(float(r["cpu_seconds"]) > 0 for r in runs)
+    # Memory runs: every cell of the memory sections, memory_runs times; no fragmentation below 1.
+    memory = rows(out / "memory.csv")
+    assert memory and len(memory) == meta["planned"]["memory_runs"]
+    assert all(m["status"] == "ok" and float(m["fragmentation"]) >= 0.99 for m in memory), memory[:3]
     # Every cell of every experiment ran at least `runs` times, each round once.
     per_cell = {}
     for run in runs:
         per_cell.setdefault((run["workload"], run["mode"], run["allocator"], run["preset"]), []).append(int(run["round"]))
     assert all(sorted(r) == list(range(1, len(r) + 1)) and len(r) >= config.runs for r in per_cell.values())
+    assert all(len(r) <= config.max_rounds for r in per_cell.values())
     # Interleaved: consecutive runs are not all of one cell.
     assert len({(r["workload"], r["mode"], r["allocator"]) for r in runs[:10]}) > 1
     # The workloads are real and correct: every run ok, one checksum per workload (all modes, allocators, presets).
@@ -62,7 +74,10 @@ def test_smoke_config_end_to_end(tmp_path):
                     "Real programs", "Reaps, regions and naive", "Allocation statistics", "General-purpose allocators",
                     "Heap layers"]:
         assert f"## {section}" in md
-    assert "| paper says | measured here | holds? |" in md
+    assert "| verdict | claim | source | quantity and criterion | estimate (95% CI) | details |" in md
+    # The smoke config exercises every verdict path.
+    verdicts = {c.verdict for c in report.claims_of(out)}
+    assert {"held", "not held", "not measured"} <= verdicts, verdicts
     html = (out / "report.html").read_text()
     images = []
 
@@ -107,7 +122,7 @@ def test_crashes_timeouts_and_mismatches_are_recorded_and_shown(tmp_path):
         "[[experiment]]\nsection = 'per-class'\nworkloads = ['good']\nallocators = ['glibc']\n"
         "modes = ['custom', 'naive', 'reap']\nscales = {good = 3}\n", "t.toml", list(registry))
     folder = tmp_path / "out"
-    meta = evaluate.evaluate(config, registry, folder, stream=open(os.devnull, "w"))
+    meta = evaluation.evaluate(config, registry, folder, stream=open(os.devnull, "w"))
     assert meta["partial"] is False
     runs = rows(folder / "runs.csv")
     status = {}
@@ -167,16 +182,16 @@ def test_ctrl_c_keeps_the_results_and_writes_a_partial_report(tmp_path):
 
 
 def test_results_latest_points_at_the_newest_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(evaluate, "RESULTS_ROOT", tmp_path)
-    first = evaluate.results_folder(None)
+    monkeypatch.setattr(results_folders, "RESULTS_ROOT", tmp_path)
+    first = results_folders.results_folder(None)
     first.mkdir()
-    evaluate.point_latest(first)
-    second = evaluate.results_folder(None)
+    results_folders.point_latest(first)
+    second = results_folders.results_folder(None)
     assert second != first  # same second: a suffix, never the same folder
     second.mkdir()
-    evaluate.point_latest(second)
+    results_folders.point_latest(second)
     assert (tmp_path / "latest").resolve() == second.resolve()
-    evaluate.point_latest(tmp_path.parent)  # a folder elsewhere (-o): latest is left alone
+    results_folders.point_latest(tmp_path.parent)  # a folder elsewhere (-o): latest is left alone
     assert (tmp_path / "latest").resolve() == second.resolve()
 
 
@@ -188,7 +203,7 @@ def test_cachegrind_counts_misses_and_instructions_per_cell(tmp_path):
         "modes = ['custom', 'naive']\npresets = ['Adv0', 'Adv1']\nscales = {freelist16 = 1}\n",
         "t.toml", list(registry))
     folder = tmp_path / "cg"
-    meta = evaluate.evaluate(config, registry, folder, cachegrind=True, stream=open(os.devnull, "w"))
+    meta = evaluation.evaluate(config, registry, folder, cachegrind=True, stream=open(os.devnull, "w"))
     assert meta["cachegrind"] is True and meta["partial"] is False
     counted = rows(folder / "valgrind.csv")
     assert len(counted) == 8  # 4 cells x (cachegrind, callgrind)
@@ -199,4 +214,4 @@ def test_cachegrind_counts_misses_and_instructions_per_cell(tmp_path):
     ins = {(v["mode"], v["preset"]): int(v["instructions"]) for v in counted if v["tool"] == "callgrind"}
     assert ins[("naive", "Adv0")] > ins[("custom", "Adv0")]
     md = report.render(folder)["md"].read_text()
-    assert "Pearson r (LL misses, time)" in md and "plots/cache-ll.png" in md
+    assert "r (LL misses, time)" in md and "plots/cache-ll.png" in md

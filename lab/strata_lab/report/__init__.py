@@ -19,7 +19,7 @@ def build(r: Results) -> list:
 
 def claims_of(folder) -> list:
     """The judged claims of a results folder (the evaluation's adaptive rounds ask this between rounds)."""
-    r = Results(Path(folder))
+    r = Results(Path(folder), draw=False)
     return [c for sec in build(r) for c in sec.claims]
 
 

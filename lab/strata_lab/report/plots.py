@@ -2,15 +2,24 @@
 from pathlib import Path
 from typing import Optional
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
 
-def bars(path: Path, title: str, ylabel: str, groups: list, series: list, values: dict, reference=None) -> Path:
-    """Grouped bars: values[(group, series)] = Summary (median, low, high) or None;
-    the whiskers span min-max. reference draws a horizontal line (e.g. 1.0)."""
+def _pyplot():
+    """matplotlib, imported when a plot is drawn: judging claims (the evaluation's adaptive rounds) draws none,
+    and the evaluating process stays small (Linux counts its memory in each child's ru_maxrss)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def bars(path: Optional[Path], title: str, ylabel: str, groups: list, series: list, values: dict,
+         reference=None) -> Optional[Path]:
+    """Grouped bars: values[(group, series)] = Summary (median or estimate, low, high) or None;
+    the whiskers span low-high. reference draws a horizontal line (e.g. 1.0). path None: nothing drawn."""
+    if path is None:
+        return None
+    plt = _pyplot()
     width = 0.8 / max(1, len(series))
     drawn = False
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + 0.9 * len(groups) * max(1, len(series)) * 0.35), 4.0))
@@ -46,8 +55,11 @@ def bars(path: Path, title: str, ylabel: str, groups: list, series: list, values
     return path
 
 
-def scatter(path: Path, title: str, xlabel: str, ylabel: str, points: dict) -> Path:
-    """points[label] = [(x, y), ...], one colour per label."""
+def scatter(path: Optional[Path], title: str, xlabel: str, ylabel: str, points: dict) -> Optional[Path]:
+    """points[label] = [(x, y), ...], one colour per label. path None: nothing drawn."""
+    if path is None:
+        return None
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     drawn = False
     for label, xy in points.items():
@@ -68,13 +80,14 @@ def scatter(path: Path, title: str, xlabel: str, ylabel: str, points: dict) -> P
 VERDICT_COLOURS = {"held": "#1a7f37", "not held": "#c62828", "inconclusive": "#b58900", "not measured": "#888888"}
 
 
-def forest(path: Path, rows: list) -> Optional[Path]:
+def forest(path: Optional[Path], rows: list) -> Optional[Path]:
     """One line per estimate: rows = [(label, Estimate, criterion, verdict)], drawn on a shared log axis (every
     quantity here is a ratio); the criterion's threshold is a black tick on its own line, an equivalence margin a
     grey band. Estimates that are not positive (a correlation) are left out."""
     rows = [x for x in rows if x[1] is not None and x[1].low > 0]
-    if not rows:
+    if not rows or path is None:
         return None
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9.0, 0.8 + 0.28 * len(rows)))
     for i, (label, e, criterion, verdict) in enumerate(reversed(rows)):
         colour = VERDICT_COLOURS.get(verdict, "black")

@@ -15,8 +15,9 @@ MIB = 2 ** 20
 
 
 class Results:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, draw: bool = True):
         self.folder = Path(folder)
+        self.draw = draw  # False: judge the claims without drawing a plot (adaptive rounds, tests)
         self.meta = json.loads((self.folder / "meta.json").read_text())
         self.profiles = read_csv(self.folder / "profiles.csv")
         self.runs = read_csv(self.folder / "runs.csv")
@@ -62,7 +63,10 @@ class Results:
         cell = self.memory_cells.get(key)
         return None if cell is None else cell.frag
 
-    def plot_path(self, name: str) -> Path:
+    def plot_path(self, name: str) -> Optional[Path]:
+        """Where a plot goes; None when this Results does not draw (the plot functions then do nothing)."""
+        if not self.draw:
+            return None
         self.plots.mkdir(exist_ok=True)
         return self.plots / (re.sub(r"[^A-Za-z0-9_.-]", "_", name) + ".png")
 

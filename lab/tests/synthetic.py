@@ -1,0 +1,103 @@
+"""Synthetic results folders, as `strata-lab evaluate` writes them, with
+known numbers: every experiment of the report, every cell at 1.0 s in every
+round, and whatever a test sets on top."""
+import csv
+import json
+from pathlib import Path
+
+from strata_lab.evaluation import BENCH_FIELDS, MEMORY_FIELDS, PROFILE_FIELDS, RUN_FIELDS, VALGRIND_FIELDS
+
+CHECK = "00000000000000aa"
+SCALE = 2
+ROUNDS = 6
+# Noise patterns over the rounds: decided (tiny spread) and straddling (±15% around the target).
+TIGHT = [1.0, 1.002, 0.998, 1.001, 0.999, 1.0]
+WIDE = [0.8, 1.25, 0.85, 1.2, 0.9, 1.15]
+
+EXPERIMENTS = [
+    ("per-class", ["boxed-sim", "freelist16", "freelist-mix"], ["glibc", "jemalloc", "mimalloc"], ["custom", "naive"],
+     ["Adv0", "Adv3"]),
+    ("regions", ["compiler", "interp"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0"]),
+    ("resilience", ["interp", "parser", "scopes"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0", "Adv3"]),
+    ("real-programs", ["py-a", "py-b"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0"]),
+    ("reaps", ["compiler", "interp", "parser", "server"], ["glibc"], ["custom", "reap", "naive"], ["Adv0"]),
+    ("general-purpose", ["cfrac", "text"], ["glibc", "lea", "strata"], ["naive"], ["Adv0"]),
+    ("heap-layers", ["cfrac"], ["glibc", "lea"], ["naive"], ["Adv0"]),
+]
+
+
+def run_row(workload, mode, allocator, preset, rnd, seconds, *, status="ok", checksum=CHECK, rss=10 << 20):
+    return {"round": rnd, "order": rnd, "workload": workload, "kind": "native", "mode": mode, "scale": SCALE,
+            "seed": 1, "allocator": allocator, "preset": preset, "status": status,
+            "exit_status": "exited with status 0" if status == "ok" else "killed by SIGSEGV",
+            "checksum": checksum if status == "ok" else None, "cpu_seconds": seconds,
+            "program_seconds": seconds if status == "ok" else None, "peak_rss_bytes": rss}
+
+
+def memory_row(workload, mode, allocator, preset, rnd, in_use, live=1 << 20):
+    return {"round": rnd, "workload": workload, "kind": "native", "mode": mode, "scale": SCALE, "seed": 1,
+            "allocator": allocator, "preset": preset, "status": "ok", "checksum": CHECK, "peak_live_bytes": live,
+            "peak_in_use_bytes": in_use, "fragmentation": in_use / live, "samples": 10}
+
+
+def write_csv(path: Path, fields: list, rows: list) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in fields})
+
+
+class Synthetic:
+    """A results folder in the making: times[cell key] = per-round seconds."""
+
+    def __init__(self, rounds: int = ROUNDS):
+        self.rounds = rounds
+        self.times, self.memory, self.bench, self.valgrind, self.extra_runs = {}, {}, [], [], []
+        self.meta_extra = {}
+        for section, workloads, allocators, modes, presets in EXPERIMENTS:
+            for w in workloads:
+                for m in modes:
+                    for a in allocators:
+                        for p in presets:
+                            self.times[(w, m, SCALE, a, p)] = [1.0] * rounds
+                            if section in ("reaps", "general-purpose"):
+                                self.memory[(w, m, SCALE, a, p)] = [2 << 20] * 3
+
+    def set(self, workload, mode, allocator, preset, value: float, noise=TIGHT) -> "Synthetic":
+        self.times[(workload, mode, SCALE, allocator, preset)] = [value * noise[i % len(noise)]
+                                                                 for i in range(self.rounds)]
+        return self
+
+    def set_memory(self, workload, mode, allocator, in_use: float, noise=TIGHT) -> "Synthetic":
+        self.memory[(workload, mode, SCALE, allocator, "Adv0")] = [in_use * noise[i] for i in range(3)]
+        return self
+
+    def write(self, folder: Path, partial: bool = False) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        runs = [run_row(k[0], k[1], k[3], k[4], i + 1, t) for k, ts in self.times.items() for i, t in enumerate(ts)]
+        write_csv(folder / "runs.csv", RUN_FIELDS, runs + self.extra_runs)
+        write_csv(folder / "memory.csv", MEMORY_FIELDS,
+                  [memory_row(k[0], k[1], k[3], k[4], i + 1, v) for k, vs in self.memory.items()
+                   for i, v in enumerate(vs)])
+        write_csv(folder / "profiles.csv", PROFILE_FIELDS,
+                  [{"workload": w, "mode": "naive", "scale": SCALE, "seed": 1, "status": "ok", "checksum": CHECK,
+                    "total_objects": 1000, "total_bytes": 64000, "average_size": 64.0, "peak_live_objects": 100,
+                    "peak_live_bytes": 6400, "realloc_calls": 0, "free_calls": 1000}
+                   for w in ("boxed-sim", "server", "cfrac")])
+        write_csv(folder / "bench.csv", BENCH_FIELDS, self.bench)
+        write_csv(folder / "valgrind.csv", VALGRIND_FIELDS, self.valgrind)
+        meta = {"format": "strata-evaluation", "partial": partial, "interrupted": partial,
+                "config": {"path": "synthetic.toml", "name": "synthetic", "runs": self.rounds, "seed": 1,
+                           "timeout_s": 60},
+                "machine": {"cpu": "test cpu", "cores": 2, "memory_bytes": 1 << 30, "kernel": "6.1",
+                            "load_average_at_start": [0.5, 0.5, 0.5]},
+                "git": {"describe": "abc123"}, "allocators": {"glibc": {"library": None, "version": "glibc 2.36"}},
+                "skipped_allocators": {"tcmalloc": "not installed; install: apt-get install libgoogle-perftools4"},
+                "not_applicable": ["cfrac: custom"], "planned": {"runs": 999}, "completed": {"runs": len(runs)},
+                "experiments": [{"section": s, "title": "", "workloads": w, "allocators": a, "modes": m,
+                                 "presets": p, "scales": {x: SCALE for x in w}, "runs": self.rounds, "cells": 0}
+                                for s, w, a, m, p in EXPERIMENTS]}
+        meta.update(self.meta_extra)
+        (folder / "meta.json").write_text(json.dumps(meta))
+        return folder

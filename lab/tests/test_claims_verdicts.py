@@ -1,0 +1,247 @@
+"""Every claim of the report, in each direction (held, not held,
+inconclusive), on a synthetic results folder: the verdict follows the
+quantity's interval and nothing else. Claims on deterministic figures
+(callgrind, cachegrind, strata-drag, the reap's own statistics) have exact
+intervals and so only two directions."""
+import pytest
+
+from strata_lab import report
+from strata_lab.claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_MEASURED
+from synthetic import SCALE, WIDE, Synthetic
+
+
+def pair(num, value, noise=None):
+    """Sets the numerator cell of a ratio against a 1.0 s denominator."""
+    def apply(s: Synthetic):
+        s.set(*num, value, **({"noise": noise} if noise else {}))
+    return apply
+
+
+def straddle(num, threshold):
+    return pair(num, threshold, WIDE)
+
+
+# claim key -> {direction: a function that shapes the synthetic results}
+def _per_class():
+    out = {"per-class.boxed-sim.mimalloc-gain": {
+        HELD: pair(("boxed-sim", "naive", "mimalloc", "Adv0"), 1.02),
+        NOT_HELD: pair(("boxed-sim", "naive", "mimalloc", "Adv0"), 1.5),
+        INCONCLUSIVE: straddle(("boxed-sim", "naive", "mimalloc", "Adv0"), 1.1)},
+        "per-class.boxed-sim.naive-mimalloc-beats-custom-glibc": {
+        HELD: lambda s: [s.set("boxed-sim", "naive", "mimalloc", p, 0.7) for p in ("Adv0", "Adv3")],
+        NOT_HELD: lambda s: [s.set("boxed-sim", "naive", "mimalloc", "Adv0", 0.7),
+                             s.set("boxed-sim", "naive", "mimalloc", "Adv3", 1.3)],
+        INCONCLUSIVE: lambda s: [s.set("boxed-sim", "naive", "mimalloc", p, 1.0, WIDE) for p in ("Adv0", "Adv3")]},
+        "per-class.freelist-mix.mimalloc-gain": {
+        HELD: pair(("freelist-mix", "naive", "mimalloc", "Adv0"), 1.05),
+        NOT_HELD: pair(("freelist-mix", "naive", "mimalloc", "Adv0"), 2.0),
+        INCONCLUSIVE: straddle(("freelist-mix", "naive", "mimalloc", "Adv0"), 1.1)}}
+    for alloc, gain in (("glibc", 0.24), ("jemalloc", 0.11), ("mimalloc", 0.08)):
+        num = ("freelist16", "naive", alloc, "Adv0")
+        out[f"per-class.freelist16.{alloc}"] = {HELD: pair(num, 1 + gain), NOT_HELD: pair(num, 3.0),
+                                                INCONCLUSIVE: straddle(num, 1 + gain + 0.1)}
+    return out
+
+
+def _regions_gap(gap, noise=None):
+    def apply(s: Synthetic):
+        for w in ("compiler", "interp"):
+            s.set(w, "custom", "mimalloc", "Adv0", 0.9)        # mimalloc is the best allocator for custom...
+            s.set(w, "naive", "glibc", "Adv0", 3.0)            # ...and for naive
+        s.set("interp", "naive", "mimalloc", "Adv0", 0.9 * gap, **({"noise": noise} if noise else {}))
+        s.set("compiler", "naive", "mimalloc", "Adv0", 0.9)
+    return apply
+
+
+def _resilience():
+    def unaffected(value, noise=None):
+        return lambda s: s.set("parser", "custom", "mimalloc", "Adv3", value, **({"noise": noise} if noise else {}))
+
+    def slows(value, noise=None):
+        def apply(s):
+            for w in ("interp", "parser", "scopes"):
+                s.set(w, "naive", "mimalloc", "Adv3", 1.3)
+            s.set("scopes", "naive", "mimalloc", "Adv3", value, **({"noise": noise} if noise else {}))
+        return apply
+
+    def glibc_more(glibc, noise=None):
+        def apply(s):
+            for w in ("interp", "parser"):
+                s.set(w, "naive", "mimalloc", "Adv3", 1.2)
+                s.set(w, "naive", "glibc", "Adv3", 2.4)
+            s.set("parser", "naive", "glibc", "Adv3", glibc, **({"noise": noise} if noise else {}))
+        return apply
+    return {"resilience.regions-unaffected": {HELD: unaffected(1.01), NOT_HELD: unaffected(1.3),
+                                              INCONCLUSIVE: unaffected(1.05, WIDE)},
+            "resilience.naive-slows-mimalloc": {HELD: slows(1.25), NOT_HELD: slows(0.8),
+                                                INCONCLUSIVE: slows(1.0, WIDE)},
+            "resilience.glibc-more-affected": {HELD: glibc_more(2.0), NOT_HELD: glibc_more(1.0),
+                                               INCONCLUSIVE: glibc_more(1.2, WIDE)}}
+
+
+def _correlation(sign):
+    """Four cells of interp naive whose LL misses rise (sign > 0) or fall with their time; sign 0: no relation."""
+    times = [1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
+    misses = {1: [10, 20, 30, 40, 50, 60], -1: [60, 50, 40, 30, 20, 10], 0: [10, 60, 10, 60, 10, 60]}[sign]
+
+    def apply(s: Synthetic):
+        for i, (alloc, preset) in enumerate([(a, p) for a in ("glibc", "mimalloc") for p in ("Adv0", "Adv3")]
+                                            + [("jemalloc", "Adv0"), ("jemalloc", "Adv3")]):
+            s.times[("interp", "naive", SCALE, alloc, preset)] = [times[i]] * s.rounds
+            s.valgrind.append({"workload": "interp", "mode": "naive", "scale": SCALE, "seed": 1, "allocator": alloc,
+                               "preset": preset, "tool": "cachegrind", "status": "ok", "d1_misses": misses[i] * 10,
+                               "ll_misses": misses[i], "instructions": 1000})
+    return apply
+
+
+def _real_programs():
+    def gain(value, noise=None):
+        return lambda s: [s.set(w, "naive", "mimalloc", "Adv0", value, **({"noise": noise} if noise else {}))
+                          for w in ("py-a", "py-b")]
+    return {"real-programs.pools-gain-little": {HELD: gain(1.02), NOT_HELD: gain(1.5), INCONCLUSIVE: gain(1.1, WIDE)}}
+
+
+def _reaps():
+    def reap(value, noise=None):
+        return lambda s: s.set("interp", "reap", "glibc", "Adv0", value, **({"noise": noise} if noise else {}))
+
+    def emulation(slow, value=1.3, noise=None):
+        def apply(s):
+            for w in ("compiler", "interp", "parser", "server"):
+                s.set(w, "naive", "glibc", "Adv0", 1.0)
+            for w in slow:
+                s.set(w, "naive", "glibc", "Adv0", value, **({"noise": noise} if noise else {}))
+        return apply
+
+    def server(ratio, noise=None):
+        return lambda s: s.set_memory("server", "reap", "glibc", ratio * (2 << 20), **({"noise": noise} if noise else {}))
+
+    def drag(free, no_free):
+        return lambda s: s.bench.extend({"bench": "drag", "round": 1, "contender": "reap", "allocator": v,
+                                         "status": "ok", "peak_held_bytes": held, "peak_rss_added": held,
+                                         "peak_live_bytes": 1 << 20} for v, held in (("", free), ("no-free", no_free)))
+    return {"reaps.within-10": {HELD: reap(1.05), NOT_HELD: reap(1.3), INCONCLUSIVE: reap(1.1, WIDE)},
+            # parser is the paper's exception: a slow reap there breaks nothing
+            "reaps.within-10 (parser excepted)": {HELD: lambda s: s.set("parser", "reap", "glibc", "Adv0", 3.0)},
+            "reaps.emulation-close": {HELD: emulation(["compiler"]), NOT_HELD: emulation(["compiler", "interp"]),
+                                      INCONCLUSIVE: emulation(["compiler", "interp"], 1.05, WIDE)},
+            "reaps.server-memory": {HELD: server(0.2), NOT_HELD: server(1.5), INCONCLUSIVE: server(1.0, WIDE)},
+            "reaps.frees-hold-less": {HELD: drag(1 << 20, 8 << 20), NOT_HELD: drag(8 << 20, 1 << 20)}}
+
+
+def _drag():
+    def rows(mode, values, compiler_peak=None):
+        def apply(s):
+            for w, d in values.items():
+                row = {"bench": "object-drag", "round": 1, "contender": w, "allocator": mode, "status": "ok",
+                       "scale": 1, "total_drag": d}
+                if compiler_peak and w == "compiler":
+                    row.update(peak_in_use_bytes=int(compiler_peak * 1000), peak_ideal_bytes=1000)
+                s.bench.append(row)
+        return apply
+    return {"drag.regions-drag": {HELD: rows("naive", {"compiler": 3.3, "interp": 1.2}),
+                                  NOT_HELD: rows("naive", {"compiler": 3.3, "interp": 1.0})},
+            "drag.lcc-peak": {HELD: rows("naive", {"compiler": 3.3}, 1.5), NOT_HELD: rows("naive", {"compiler": 1.0}, 1.0)},
+            "drag.reap-removes-drag": {HELD: rows("reap", {"compiler": 1.0, "parser": 1.05}),
+                                       NOT_HELD: rows("reap", {"compiler": 1.0, "parser": 1.6})}}
+
+
+def _general_purpose():
+    def faster(value, noise=None):
+        return lambda s: [s.set(w, "naive", "strata", "Adv0", value, **({"noise": noise} if noise else {}))
+                          for w in ("cfrac", "text")]
+
+    def fragments(glibc, others, noise=None):
+        def apply(s):
+            for w in ("cfrac", "text"):
+                s.set_memory(w, "naive", "glibc", glibc * (1 << 20), **({"noise": noise} if noise else {}))
+                for a in ("lea", "strata"):
+                    s.set_memory(w, "naive", a, others * (1 << 20))
+        return apply
+
+    def misses(ratio):
+        return lambda s: s.valgrind.extend({"workload": w, "mode": "naive", "scale": SCALE, "seed": 1, "allocator": a,
+                                            "preset": "Adv0", "tool": "cachegrind", "status": "ok", "d1_misses": 100,
+                                            "ll_misses": int(100 * (ratio if a == "strata" else 1))}
+                                           for w in ("cfrac", "text") for a in ("glibc", "strata"))
+    return {"general-purpose.vam-faster": {HELD: faster(0.85), NOT_HELD: faster(1.2), INCONCLUSIVE: faster(1.0, WIDE)},
+            "general-purpose.dlmalloc-fragments-most": {HELD: fragments(2.0, 1.2), NOT_HELD: fragments(1.0, 1.5),
+                                                        INCONCLUSIVE: fragments(1.2, 1.2, WIDE)},
+            "general-purpose.vam-fewer-l2-misses": {HELD: misses(0.6), NOT_HELD: misses(1.4)}}
+
+
+def _heap_layers():
+    def instructions(layers, hand, ratio):
+        return lambda s: s.bench.extend({"bench": "zero-cost-callgrind", "round": 0, "contender": c, "status": "ok",
+                                         "instructions": n} for c, n in ((layers, int(1e6 * ratio)), (hand, int(1e6))))
+
+    def times(layers, hand, ratio, noise):
+        return lambda s: s.bench.extend({"bench": "zero-cost", "round": i + 1, "contender": c, "status": "ok",
+                                         "seconds": t} for i in range(6)
+                                        for c, t in ((layers, ratio * noise[i]), (hand, 1.0)))
+    k, lea = ("kingsley-layers", "kingsley-monolithic"), ("lea-layers", "glibc")
+    return {"heap-layers.kingsley-layers": {HELD: instructions(*k, 1.01), NOT_HELD: instructions(*k, 1.10),
+                                            INCONCLUSIVE: times(*k, 1.02, WIDE)},
+            "heap-layers.lea-layers": {HELD: instructions(*lea, 1.07), NOT_HELD: instructions(*lea, 1.3),
+                                       INCONCLUSIVE: times(*lea, 1.2, WIDE)}}
+
+
+SCENARIOS = {**_per_class(), "regions.gap-best": {HELD: _regions_gap(1.05), NOT_HELD: _regions_gap(1.35),
+                                                  INCONCLUSIVE: _regions_gap(1.15, WIDE)},
+             "regions.closed-gap": {HELD: _regions_gap(1.1), NOT_HELD: _regions_gap(2.0),
+                                    INCONCLUSIVE: _regions_gap(1.44, WIDE)},
+             **_resilience(),
+             "resilience.misses-correlate": {HELD: _correlation(1), NOT_HELD: _correlation(-1),
+                                             INCONCLUSIVE: _correlation(0)},
+             **_real_programs(), **_reaps(), **_drag(), **_general_purpose(), **_heap_layers()}
+CASES = [(key, direction) for key, directions in SCENARIOS.items() for direction in directions]
+
+
+def judged(tmp_path, shape) -> dict:
+    s = Synthetic()
+    shape(s)
+    return {c.key: c for c in report.claims_of(s.write(tmp_path / "results"))}
+
+
+@pytest.mark.parametrize("key,direction", CASES, ids=[f"{k}-{d}" for k, d in CASES])
+def test_each_claim_in_each_direction(tmp_path, key, direction):
+    claim = judged(tmp_path, SCENARIOS[key][direction])[key.split(" ")[0]]
+    assert claim.verdict == direction, (claim.verdict, claim.interval_text())
+
+
+def test_every_claim_of_the_report_has_its_scenarios():
+    claims = judged_keys = set(judged_keys_of_an_empty_folder())
+    assert claims == {k.split(" ")[0] for k in SCENARIOS}, claims ^ {k.split(" ")[0] for k in SCENARIOS}
+    assert judged_keys
+
+
+def judged_keys_of_an_empty_folder():
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Synthetic().write(Path(tmp) / "r")
+        return [c.key for c in report.claims_of(folder)]
+
+
+def test_a_claim_without_data_reads_not_measured_and_is_never_dropped(tmp_path):
+    s = Synthetic()
+    s.times = {k: v for k, v in s.times.items() if k[0] != "boxed-sim"}
+    claims = {c.key: c for c in report.claims_of(s.write(tmp_path / "results"))}
+    assert claims["per-class.boxed-sim.mimalloc-gain"].verdict == NOT_MEASURED
+    assert claims["drag.regions-drag"].verdict == NOT_MEASURED   # no object-drag rows at all
+
+
+def test_a_breaking_program_is_named(tmp_path):
+    claim = judged(tmp_path, _resilience()["resilience.regions-unaffected"][NOT_HELD])["resilience.regions-unaffected"]
+    assert claim.breakers == ["parser on mimalloc"]
+    assert "breaks it: parser on mimalloc" in claim.outcome_text()
+    assert "Clang" in claim.outcome_text()   # the paper's own exception is shown
+
+
+def test_verdicts_come_from_the_measurements_not_from_a_file(tmp_path):
+    s = Synthetic()
+    _drag()["drag.regions-drag"][NOT_HELD](s)
+    folder = s.write(tmp_path / "results")
+    (folder / "drag.json").write_text('{"claims": [{"claim": "drag", "holds": true}]}')
+    claims = {c.key: c for c in report.claims_of(folder)}
+    assert claims["drag.regions-drag"].verdict == NOT_HELD
