@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import allocators, drag, frag, precondition, profile, trace, workloads
+from . import allocators, drag, frag, precondition, profile, trace, workload_catalogue, workloads
 from .errors import LabError, ProgramFailed
 
 
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", metavar="FILE", help="with --stats: also write the table here")
     p.add_argument("--profiles-dir", metavar="DIR", help="with --stats: keep the profiles here")
     p.add_argument("--workloads-dir", default=None, help=argparse.SUPPRESS)  # tests: another registry
-    p.set_defaults(run=workloads.list_command, command=None, alloc="glibc")
+    p.set_defaults(run=workload_catalogue.list_command, command=None, alloc="glibc")
 
     p = sub.add_parser("workload", help="run one workload, timed (as `run` does), and print its checksum")
     p.add_argument("name", help="a workload (`strata-lab workloads` lists them)")
@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None, help="seconds; the program is killed after that")
     p.add_argument("--json", help="also write the result as JSON here")
     p.add_argument("--workloads-dir", default=None, help=argparse.SUPPRESS)  # tests: another registry
-    p.set_defaults(run=workloads.run_command, command=None)
+    p.set_defaults(run=workload_catalogue.run_command, command=None)
 
     # The evaluation (docs/lab.md, "Evaluation"): imported when used (it needs matplotlib).
     p = sub.add_parser("evaluate", help="run an evaluation matrix (lab/configs/*.toml) and write its report")

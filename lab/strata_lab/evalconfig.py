@@ -150,6 +150,28 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
     evaluation = data.get("evaluation", {})
     _check_type(f"{path}: evaluation", evaluation, dict)
     _check_fields(f"{path}: evaluation", evaluation, EVALUATION_FIELDS)
+    runs, seed, timeout_s = _basics(path, evaluation)
+    cachegrind_sections = evaluation.get("cachegrind_sections")
+    if cachegrind_sections is not None:
+        _names(f"{path}: evaluation.cachegrind_sections", cachegrind_sections, SECTIONS, "section")
+    memory_sections = evaluation.get("memory_sections", DEFAULT_MEMORY_SECTIONS)
+    if memory_sections:
+        _names(f"{path}: evaluation.memory_sections", memory_sections, SECTIONS, "section")
+    adaptive = _adaptive(path, evaluation, runs)
+    raw_experiments = data.get("experiment", [])
+    if not isinstance(raw_experiments, list) or not all(isinstance(e, dict) for e in raw_experiments):
+        raise LabError(f"{path}: experiment: expected [[experiment]] tables")
+    if not raw_experiments and not data.get("bench"):
+        raise LabError(f"{path}: experiment: no [[experiment]] and no [bench.*]: nothing to run")
+    experiments = [_experiment(f"{path}: experiment[{i}]", raw, runs, workload_names, allocator_names)
+                   for i, raw in enumerate(raw_experiments)]
+    bench = _bench(path, data.get("bench", {}), workload_names)
+    return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments, bench,
+                  evaluation.get("description", ""), data, cachegrind_sections, list(memory_sections), *adaptive)
+
+
+def _basics(path: str, evaluation: dict) -> tuple:
+    """(runs, seed, timeout_s), checked."""
     runs = evaluation.get("runs", MIN_RUNS)
     if runs < MIN_RUNS:
         raise LabError(f"{path}: evaluation.runs: {runs}: at least {MIN_RUNS} runs per cell")
@@ -159,53 +181,41 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
     timeout_s = float(evaluation.get("timeout_s", 600))
     if timeout_s <= 0:
         raise LabError(f"{path}: evaluation.timeout_s: {timeout_s:g}: must be > 0")
+    return runs, seed, timeout_s
 
-    cachegrind_sections = evaluation.get("cachegrind_sections")
-    if cachegrind_sections is not None:
-        _names(f"{path}: evaluation.cachegrind_sections", cachegrind_sections, SECTIONS, "section")
-    memory_sections = evaluation.get("memory_sections", DEFAULT_MEMORY_SECTIONS)
-    if memory_sections:
-        _names(f"{path}: evaluation.memory_sections", memory_sections, SECTIONS, "section")
-    adaptive = _adaptive(path, evaluation, runs)
 
-    raw_experiments = data.get("experiment", [])
-    if not isinstance(raw_experiments, list) or not all(isinstance(e, dict) for e in raw_experiments):
-        raise LabError(f"{path}: experiment: expected [[experiment]] tables")
-    if not raw_experiments and not data.get("bench"):
-        raise LabError(f"{path}: experiment: no [[experiment]] and no [bench.*]: nothing to run")
-    experiments = []
-    for index, raw in enumerate(raw_experiments):
-        where = f"{path}: experiment[{index}]"
-        _check_fields(where, raw, EXPERIMENT_FIELDS)
-        if "section" not in raw:
-            raise LabError(f"{where}.section: missing (one of {', '.join(SECTIONS)})")
-        if raw["section"] not in SECTIONS:
-            raise LabError(f"{where}.section: unknown section '{raw['section']}' (known: {', '.join(SECTIONS)})")
-        where = f"{where} ({raw['section']})"
-        if "workloads" not in raw:
-            raise LabError(f"{where}.workloads: missing")
-        workloads = _names(f"{where}.workloads", raw["workloads"], workload_names, "workload")
-        statistics_only = raw["section"] == "statistics"
-        allocators = _names(f"{where}.allocators", raw.get("allocators", ["glibc"] if statistics_only else []),
-                            allocator_names, "allocator")
-        modes = _names(f"{where}.modes", raw.get("modes", ["naive"] if statistics_only else []), MODES, "mode")
-        presets = _names(f"{where}.presets", raw.get("presets", ["Adv0"]), PRESETS, "preset")
-        scale = float(raw.get("scale", 1.0))
-        if scale <= 0:
-            raise LabError(f"{where}.scale: {scale:g}: must be > 0")
-        scales = raw.get("scales", {})
-        for name, value in scales.items():
-            if name not in workloads:
-                raise LabError(f"{where}.scales.{name}: not one of this experiment's workloads")
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise LabError(f"{where}.scales.{name}: expected a positive integer, got {value!r}")
-        exp_runs = raw.get("runs", runs)
-        if exp_runs < MIN_RUNS:
-            raise LabError(f"{where}.runs: {exp_runs}: at least {MIN_RUNS} runs per cell")
-        experiments.append(Experiment(raw["section"], workloads, allocators, modes, presets, scale, dict(scales),
-                                      exp_runs, raw.get("title", "")))
+def _experiment(where: str, raw: dict, runs: int, workload_names: list, allocator_names: list) -> Experiment:
+    _check_fields(where, raw, EXPERIMENT_FIELDS)
+    if "section" not in raw:
+        raise LabError(f"{where}.section: missing (one of {', '.join(SECTIONS)})")
+    if raw["section"] not in SECTIONS:
+        raise LabError(f"{where}.section: unknown section '{raw['section']}' (known: {', '.join(SECTIONS)})")
+    where = f"{where} ({raw['section']})"
+    if "workloads" not in raw:
+        raise LabError(f"{where}.workloads: missing")
+    workloads = _names(f"{where}.workloads", raw["workloads"], workload_names, "workload")
+    statistics_only = raw["section"] == "statistics"
+    allocators = _names(f"{where}.allocators", raw.get("allocators", ["glibc"] if statistics_only else []),
+                        allocator_names, "allocator")
+    modes = _names(f"{where}.modes", raw.get("modes", ["naive"] if statistics_only else []), MODES, "mode")
+    presets = _names(f"{where}.presets", raw.get("presets", ["Adv0"]), PRESETS, "preset")
+    scale = float(raw.get("scale", 1.0))
+    if scale <= 0:
+        raise LabError(f"{where}.scale: {scale:g}: must be > 0")
+    scales = raw.get("scales", {})
+    for name, value in scales.items():
+        if name not in workloads:
+            raise LabError(f"{where}.scales.{name}: not one of this experiment's workloads")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise LabError(f"{where}.scales.{name}: expected a positive integer, got {value!r}")
+    exp_runs = raw.get("runs", runs)
+    if exp_runs < MIN_RUNS:
+        raise LabError(f"{where}.runs: {exp_runs}: at least {MIN_RUNS} runs per cell")
+    return Experiment(raw["section"], workloads, allocators, modes, presets, scale, dict(scales), exp_runs,
+                      raw.get("title", ""))
 
-    bench = data.get("bench", {})
+
+def _bench(path: str, bench, workload_names: list) -> dict:
     _check_type(f"{path}: bench", bench, dict)
     for name, table in bench.items():
         if name not in BENCH_FIELDS:
@@ -223,9 +233,7 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
             _names(f"{where}.modes", table.get("modes", MODES), MODES, "mode")
             if table.get("scale", 0.1) <= 0:
                 raise LabError(f"{where}.scale: {table['scale']}: must be > 0")
-    return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments,
-                  {k: dict(v) for k, v in bench.items()}, evaluation.get("description", ""), data,
-                  cachegrind_sections, list(memory_sections), *adaptive)
+    return {k: dict(v) for k, v in bench.items()}
 
 
 def _adaptive(path: str, evaluation: dict, runs: int) -> tuple:

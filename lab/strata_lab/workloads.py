@@ -12,14 +12,8 @@ The API the evaluation builds on: registry(), Workload.invocation/versions,
 checksum_of, profile and run. A run never raises for a failing program (its
 dict says "crashed", "failed" or "timeout"); bad input raises LabError before
 anything starts."""
-import functools
-import hashlib
-import importlib.util
 import json
-import os
 import re
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,19 +21,11 @@ from typing import Optional, Union
 
 from . import allocators, frag, paths, precondition, profile as profiler, runner
 from .errors import LabError, ProgramFailed
+from .workload_programs import PROGRAMS, WORKLOADS_DIR, Invocation, field as _field
 
-WORKLOADS_DIR = paths.REPO_ROOT / "workloads"
 MODES = ("custom", "naive", "reap")
 KINDS = ("native", "program")
-DEBIAN_PYTHON = "/usr/bin/python3"  # tools/apt/workloads.txt; not the lab's own interpreter
 STATUSES = ("ok", "crashed", "timeout", "failed")
-
-
-@dataclass(frozen=True)
-class Invocation:
-    argv: list
-    env: dict            # added to the lab's environment (with the shims' LD_PRELOAD)
-    cwd: Optional[str]
 
 
 def checksum_of(stdout: str) -> Optional[str]:
@@ -91,202 +77,17 @@ class Workload:
                 raise LabError(f"workload {self.name}: {binary} is missing (build it: "
                                f"`cmake --build {paths.build_dir()} --target strata-wl-{self.name}`)")
             return Invocation([str(binary), "--mode", mode, "--scale", str(scale), "--seed", str(seed)], {}, None)
-        return _PROGRAMS[self.program["runner"]].invocation(self, mode, scale, seed)
+        return PROGRAMS[self.program["runner"]].invocation(self, mode, scale, seed)
 
     def versions(self) -> dict:
         """The exact versions of the real program behind it ({} for native ones)."""
         if self.kind == "native":
             return {}
-        return _PROGRAMS[self.program["runner"]].versions(self)
-
-
-# ---------------------------------------------------------------------------
-# Real programs. Each runner validates its "program" object when the registry
-# is read, and builds the command line of one run.
-
-def _run_text(argv, env=None) -> str:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise LabError(f"cannot run {' '.join(argv)}: {error}") from None
-    if done.returncode != 0:
-        raise LabError(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()[-300:]}")
-    return (done.stdout + done.stderr).strip()
-
-
-def _debian_python() -> str:
-    if not os.access(DEBIAN_PYTHON, os.X_OK):
-        raise LabError(f"{DEBIAN_PYTHON} is missing: install Debian's python3 (tools/apt/workloads.txt)")
-    return DEBIAN_PYTHON
-
-
-@functools.lru_cache(maxsize=None)
-def _python_version() -> str:
-    return _run_text([_debian_python(), "--version"])
-
-
-def _package_dir(name: str) -> Path:
-    """Where the lab's environment has the package `name` (installed by make setup)."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise LabError(f"the Python package {name} is not installed in the lab's environment "
-                       "(run `make setup`: it is in lab/pyproject.toml)")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-def _python_path(name: str, packages: list) -> str:
-    """A directory holding only `packages` (symlinks into the lab's venv), for
-    PYTHONPATH: Debian's python3 then imports them and nothing else of the venv.
-    The venv's packages used this way are pure Python or built for CPython 3.11."""
-    directory = paths.build_dir() / "workloads" / "python-path" / name
-    directory.mkdir(parents=True, exist_ok=True)
-    for package in packages:
-        target = _package_dir(package)
-        link = directory / package
-        if link.is_symlink() and Path(os.readlink(link)) == target:
-            continue
-        temporary = directory / f".{package}.{os.getpid()}"
-        if temporary.is_symlink():
-            temporary.unlink()
-        temporary.symlink_to(target)
-        os.replace(temporary, link)  # atomic: parallel runs see the old or the new link
-    return str(directory)
-
-
-def _python_env(pythonpath: str, seed: int, pymalloc: bool) -> dict:
-    # PYTHONHASHSEED makes str hashing, and so set/dict layouts and allocation
-    # patterns, repeat for a seed. PYTHONMALLOC is set in both modes so that a
-    # PYTHONMALLOC in the caller's environment cannot leak in ("pymalloc" is
-    # what a release build of CPython uses anyway).
-    return {"PYTHONPATH": pythonpath, "PYTHONHASHSEED": str(seed % 2**32),
-            "PYTHONMALLOC": "pymalloc" if pymalloc else "malloc"}
-
-
-class _Pyperformance:
-    """A pyperformance benchmark under Debian's python3, in this process, a fixed
-    number of loops (workloads/python/pyperformance_harness.py). scale = loops."""
-    harness = WORKLOADS_DIR / "python" / "pyperformance_harness.py"
-
-    @staticmethod
-    def validate(spec: dict, where: str) -> None:
-        _field(spec, "benchmark", str, where)
-        for key in ("script", "result"):
-            if key in spec:
-                _field(spec, key, str, where)
-        args = spec.get("args", [])
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise LabError(f"{where}: field 'program.args' must be a list of strings")
-
-    def script(self, workload: Workload) -> Path:
-        benchmarks = _package_dir("pyperformance") / "data-files" / "benchmarks"
-        script = benchmarks / f"bm_{workload.program.get('script', workload.program['benchmark'])}" / "run_benchmark.py"
-        if not script.is_file():
-            raise LabError(f"workload {workload.name}: {script} is missing (is pyperformance's version the one "
-                           "lab/pyproject.toml pins?)")
-        return script
-
-    def invocation(self, workload: Workload, mode: str, scale: int, seed: int) -> Invocation:
-        spec = workload.program
-        argv = [_debian_python(), "-s", str(self.harness), str(self.script(workload)), spec["benchmark"],
-                str(scale), str(seed)]
-        if "result" in spec:
-            argv.append(spec["result"])
-        if spec.get("args"):
-            argv += ["--"] + spec["args"]
-        return Invocation(argv, _python_env(_python_path("pyperformance", ["pyperf"]), seed, mode == "custom"),
-                          None)
-
-    def versions(self, workload: Workload) -> dict:
-        from importlib.metadata import version
-        return {"python3": _python_version(), "pyperformance": version("pyperformance"),
-                "pyperf": version("pyperf")}
-
-
-class _Sqlite:
-    """SQLite (apsw's bundled build, with lookaside) running a SQL script that
-    workloads/sqlite/gen_sql.py generates from the seed and the scale; naive =
-    no lookaside slots. The script is generated once into the build directory."""
-
-    @staticmethod
-    def validate(spec: dict, where: str) -> None:
-        pass
-
-    @staticmethod
-    def _script(workload: Workload, scale: int, seed: int) -> Path:
-        generator = workload.directory / "gen_sql.py"
-        if not generator.is_file():
-            raise LabError(f"workload {workload.name}: {generator} is missing")
-        source_hash = hashlib.sha256(generator.read_bytes()).hexdigest()[:12]
-        inputs = paths.build_dir() / "workloads" / "inputs"
-        script = inputs / f"{workload.name}-scale{scale}-seed{seed}-{source_hash}.sql"
-        if not script.is_file():
-            inputs.mkdir(parents=True, exist_ok=True)
-            spec = importlib.util.spec_from_file_location(f"strata_wl_{workload.name}_gen", generator)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            with tempfile.NamedTemporaryFile("w", dir=inputs, suffix=".tmp", delete=False) as out:
-                module.generate(scale, seed, out)
-            os.replace(out.name, script)  # atomic: a parallel run never reads half a script
-        return script
-
-    def invocation(self, workload: Workload, mode: str, scale: int, seed: int) -> Invocation:
-        argv = [_debian_python(), "-s", str(workload.directory / "run_sql.py"),
-                str(self._script(workload, scale, seed))] + (["--no-lookaside"] if mode == "naive" else [])
-        return Invocation(argv, _python_env(_python_path("sqlite", ["apsw"]), seed, True), None)
-
-    def versions(self, workload: Workload) -> dict:
-        env = dict(os.environ, **_python_env(_python_path("sqlite", ["apsw"]), 0, True))
-        text = _run_text([_debian_python(), "-s", "-c",
-                          "import apsw; print(apsw.sqlite_lib_version(), apsw.apsw_version())"], env)
-        sqlite, apsw = text.split()
-        return {"python3": _python_version(), "sqlite": sqlite, "apsw": apsw}
-
-
-class _Command:
-    """Any command: "argv" and optional "env" and "mode_env" ({mode: {VAR: value}}),
-    with {dir}, {mode}, {scale}, {seed} and {python} replaced. Used by tests."""
-
-    @staticmethod
-    def validate(spec: dict, where: str) -> None:
-        argv = spec.get("argv")
-        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
-            raise LabError(f"{where}: field 'program.argv' must be a non-empty list of strings")
-        for key in ("env", "mode_env"):
-            if not isinstance(spec.get(key, {}), dict):
-                raise LabError(f"{where}: field 'program.{key}' must be an object")
-
-    def invocation(self, workload: Workload, mode: str, scale: int, seed: int) -> Invocation:
-        values = {"dir": str(workload.directory), "mode": mode, "scale": str(scale), "seed": str(seed),
-                  "python": sys.executable}
-
-        def fill(text):
-            for key, value in values.items():
-                text = text.replace("{" + key + "}", value)
-            return text
-        env = {k: fill(str(v)) for k, v in workload.program.get("env", {}).items()}
-        env.update({k: fill(str(v)) for k, v in workload.program.get("mode_env", {}).get(mode, {}).items()})
-        return Invocation([fill(a) for a in workload.program["argv"]], env, None)
-
-    def versions(self, workload: Workload) -> dict:
-        return {}
-
-
-_PROGRAMS = {"pyperformance": _Pyperformance(), "sqlite": _Sqlite(), "command": _Command()}
+        return PROGRAMS[self.program["runner"]].versions(self)
 
 
 # ---------------------------------------------------------------------------
 # The registry: every workloads/*/workload.json.
-
-def _field(data: dict, key: str, kind, where: str):
-    value = data.get(key)
-    if value is None:
-        raise LabError(f"{where}: missing field '{key}'")
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise LabError(f"{where}: field '{key}' must be {'a string' if kind is str else kind.__name__}")
-    if kind is str and not value.strip():
-        raise LabError(f"{where}: field '{key}' is empty")
-    return value
-
 
 def _load(path: Path) -> Workload:
     where = str(path)
@@ -321,10 +122,10 @@ def _load(path: Path) -> Workload:
     if kind == "program":
         program = _field(data, "program", dict, where)
         runner_name = _field(program, "runner", str, where + " (program)")
-        if runner_name not in _PROGRAMS:
+        if runner_name not in PROGRAMS:
             raise LabError(f"{where}: field 'program.runner' is '{runner_name}'; expected one of "
-                           f"{', '.join(_PROGRAMS)}")
-        _PROGRAMS[runner_name].validate(program, where)
+                           f"{', '.join(PROGRAMS)}")
+        PROGRAMS[runner_name].validate(program, where)
     return Workload(name, _field(data, "imitates", str, where), _field(data, "paper", str, where), kind,
                     tuple(modes), default_scale, path.parent, dict(test), dict(program))
 
@@ -455,139 +256,3 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
         "command": invocation.argv,
     }
 
-
-# ---------------------------------------------------------------------------
-# The 2002 paper's Table 3 beside ours (docs/workloads.md).
-
-# Table 3 of "Reconsidering Custom Memory Allocation" (2002): total objects,
-# max objects in use, average size, total bytes, max bytes in use.
-PAPER_TABLE3 = {
-    "175.vpr": (3_897, 3_813, 44, 172_967, 124_636),
-    "boxed-sim": (52_203, 4_865, 15, 777_913, 301_987),
-    "197.parser": (9_334_022, 230_919, 38, 351_772_626, 3_207_529),
-    "lcc": (1_465_416, 92_696, 57, 83_217_416, 3_875_780),
-    "176.gcc": (9_065_285, 2_538_005, 54, 487_711_209, 112_753_774),
-    "apache": (149_275, 3_749, 208, 30_999_123, 754_492),
-    "mudlle": (1_687_079, 38_645, 29, 48_699_895, 662_964),
-    "253.perlbmk": (8_888_870, 5_813, 16, 144_514_214, 284_029),
-    "164.gzip": (1_307, 72, 6_108, 7_983_304, 6_615_288),
-}
-# Which paper program each of our workloads stands in for (issue 8).
-PAPER_PROGRAM = {"router": "175.vpr", "boxed-sim": "boxed-sim", "parser": "197.parser", "compiler": "lcc",
-                 "scopes": "176.gcc", "server": "apache", "interp": "mudlle", "text": "253.perlbmk",
-                 "bigbuf": "164.gzip"}
-
-
-def catalogue(workloads) -> str:
-    """Markdown: every workload with its kind, modes, default scale, what it imitates and where the paper has it."""
-    lines = ["| workload | kind | modes | default scale | imitates | in the papers |", "|---|---|---|---:|---|---|"]
-    for w in workloads:
-        lines.append(f"| `{w.name}` | {w.kind} | {', '.join(w.modes)} | {w.default_scale} | {w.imitates} | {w.paper} |")
-    return "\n".join(lines) + "\n"
-
-
-def stats_mode(workload: Workload) -> str:
-    return "naive" if "naive" in workload.modes else workload.modes[0]
-
-
-def stats_table(workloads: list, directory: Path, scale_of=None, progress=None) -> str:
-    """Markdown: Table 3's columns for each workload in naive mode at its
-    default scale (or scale_of(workload)), the paper's row beneath where it has one."""
-    lines = ["| workload | mode, scale | total objects | max objects in use | average size (B) | "
-             "total memory (B) | max in use (B) | total/max |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for workload in workloads:
-        mode = stats_mode(workload)
-        scale = scale_of(workload) if scale_of else workload.default_scale
-        if progress:
-            progress(workload, mode, scale)
-        s = profile(workload, mode, scale, 1, Path(directory) / f"{workload.name}.{mode}.json")
-        ratio = f"{s['total_to_peak_bytes']:.1f}" if s["total_to_peak_bytes"] else "-"
-        lines.append(f"| {workload.name} | {mode}, {scale} | {s['total_objects']:,} | {s['peak_live_objects']:,} | "
-                     f"{s['average_size']:,.0f} | {s['total_bytes']:,} | {s['peak_live_bytes']:,} | {ratio} |")
-        paper = PAPER_PROGRAM.get(workload.name)
-        if paper:
-            objects, peak_objects, size, total, peak = PAPER_TABLE3[paper]
-            lines.append(f"| ↳ *paper: {paper}* | | *{objects:,}* | *{peak_objects:,}* | *{size:,}* | *{total:,}* | "
-                         f"*{peak:,}* | *{total / peak:.1f}* |")
-    return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------------------
-# The command line: `strata-lab workloads` and `strata-lab workload NAME`.
-
-def _scale_arg(text: Optional[str], workload: Workload) -> int:
-    if text is None:
-        return workload.default_scale
-    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) <= 0:
-        raise LabError(f"--scale '{text}': must be a positive integer")
-    return int(text)
-
-
-def list_command(args) -> int:
-    known = registry(args.workloads_dir)
-    if not args.stats:
-        for flag, value in (("--only", args.only), ("--markdown", args.markdown), ("--profiles-dir", args.profiles_dir)):
-            if value is not None:
-                raise LabError(f"{flag} goes with --stats")
-    if args.profiles_dir:
-        Path(args.profiles_dir).mkdir(parents=True, exist_ok=True)
-    if args.stats:
-        chosen = list(known.values())
-        if args.only:
-            names = [n.strip() for n in args.only.split(",") if n.strip()]
-            for name in names:
-                if name not in known:
-                    raise LabError(f"--only: unknown workload '{name}'; known: {', '.join(known)}")
-            chosen = [known[n] for n in names]
-        with tempfile.TemporaryDirectory(prefix="strata-wl-stats-") as tmp:
-            table = stats_table(chosen, Path(args.profiles_dir or tmp),
-                                progress=lambda w, m, s: print(f"strata-lab workloads: profiling {w.name} "
-                                                               f"--mode {m} --scale {s}", file=sys.stderr))
-        if args.markdown:
-            Path(args.markdown).write_text(table)
-        print(table, end="")
-        return 0
-    if args.format == "markdown":
-        print(catalogue(known.values()), end="")
-        return 0
-    width = max((len(n) for n in known), default=8)
-    for workload in known.values():
-        print(f"{workload.name:<{width}}  {workload.kind:<7}  {','.join(workload.modes):<17}  "
-              f"scale {workload.default_scale:<4}  {workload.imitates}")
-    return 0
-
-
-def run_command(args) -> int:
-    workload = lookup(args.name, args.workloads_dir)
-    scale = _scale_arg(args.scale, workload)
-    if args.seed < 0:
-        raise LabError(f"--seed {args.seed}: must be a non-negative integer")
-    if args.timeout is not None and args.timeout <= 0:
-        raise LabError(f"--timeout {args.timeout}: must be > 0 seconds")
-    workload.invocation(args.mode, scale, args.seed)  # bad mode/scale/missing binary: before anything runs
-    chosen = precondition.choose(args.preset, None, None)
-    profile_path = args.profile
-    with tempfile.TemporaryDirectory(prefix="strata-wl-") as tmp:
-        if chosen.multiplier > 0 and profile_path is None:
-            profile_path = Path(tmp) / "profile.json"
-            print(f"strata-lab workload: profiling {workload.name} --mode {args.mode} --scale {scale} first "
-                  f"(preset {chosen.name} preconditions from a profile)", file=sys.stderr)
-            profile(workload, args.mode, scale, args.seed, profile_path, timeout_s=args.timeout)
-        result = run(workload, args.mode, scale, args.seed, args.allocator, chosen.name, profile_path,
-                     args.timeout)
-    result["versions"] = workload.versions()
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-    where = (f"strata-lab workload: {workload.name} --mode {args.mode} --scale {scale} --seed {args.seed} "
-             f"on {result['allocator']} {result['preset']}")
-    if result["status"] != "ok":
-        print(f"{where}: {result['status']} ({result['exit_status']})", file=sys.stderr)
-        if result["stderr_tail"].strip():
-            print(result["stderr_tail"].rstrip()[-2000:], file=sys.stderr)
-        return 1
-    heap = result["peak_heap_resident_bytes"]
-    print(f"{where}: program {result['program_seconds']:.3f} s, peak RSS {result['peak_rss_bytes'] / 2**20:.1f} MiB, "
-          f"peak heap in use {'no sample' if heap is None else f'{heap / 2**20:.1f} MiB'}")
-    print(f"checksum {result['checksum']}")
-    return 0

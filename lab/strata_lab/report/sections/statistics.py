@@ -1,5 +1,5 @@
 """Allocation statistics (2002 Table 3), from the profiler's exact counts."""
-from ...workloads import PAPER_PROGRAM, PAPER_TABLE3
+from ...workload_catalogue import PAPER_PROGRAM, PAPER_TABLE3
 from ..results import Results, Section
 
 
