@@ -125,6 +125,11 @@ def _reaps():
             "reaps.within-10 (parser excepted)": {HELD: lambda s: s.set("parser", "reap", "glibc", "Adv0", 3.0)},
             "reaps.emulation-close": {HELD: emulation(["compiler"]), NOT_HELD: emulation(["compiler", "interp"]),
                                       INCONCLUSIVE: emulation(["compiler", "interp"], 1.05, WIDE)},
+            "reaps.faster-than-emulation": {
+                HELD: lambda s: [s.set(w, "naive", "glibc", "Adv0", 1.4) for w in ("compiler", "interp")],
+                NOT_HELD: lambda s: s.set("interp", "reap", "glibc", "Adv0", 1.5),
+                INCONCLUSIVE: lambda s: [s.set("compiler", "naive", "glibc", "Adv0", 1.4),
+                                         s.set("interp", "naive", "glibc", "Adv0", 1.0, WIDE)]},
             "reaps.server-memory": {HELD: server(0.2), NOT_HELD: server(1.5), INCONCLUSIVE: server(1.0, WIDE)},
             "reaps.frees-hold-less": {HELD: drag(1 << 20, 8 << 20), NOT_HELD: drag(8 << 20, 1 << 20)}}
 
