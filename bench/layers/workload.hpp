@@ -8,19 +8,12 @@
 #include <cstring>
 #include <vector>
 
+#include <strata/random.hpp>
+
 namespace strata::bench {
 
-// xorshift64*: a few instructions, so the workload's own cost stays small and
-// identical for every contender.
-struct Rng {
-  std::uint64_t state;
-  std::uint64_t next() noexcept {
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
-    return state * 0x2545F4914F6CDD1Dull;
-  }
-};
+// strata's one generator: the same sequence for every contender.
+using Rng = strata::Random;
 
 // 70% 8-64 B, 25% 65-512 B, 5% 513-4096 B.
 inline std::size_t object_size(Rng& rng) noexcept {
@@ -42,7 +35,7 @@ struct WorkloadResult {
 template <class H>
 WorkloadResult run_workload(H& heap, std::size_t operations, std::size_t window) {
   std::vector<void*> live(window, nullptr);
-  Rng rng{0x9E3779B97F4A7C15ull};
+  Rng rng(0x9E3779B97F4A7C15ull);
   std::uint64_t checksum = 0;
   for (std::size_t i = 0; i < operations; ++i) {
     std::size_t slot = rng.next() % window;

@@ -32,27 +32,14 @@
 #include <string_view>
 #include <vector>
 
+#include <strata/random.hpp>
+
 namespace strata::bench_reap {
 
 // ---------------------------------------------------------------- utilities
 
-// xorshift64*: deterministic, seeded, cheap; the same stream for every contender.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed ? seed : 0x9e3779b97f4a7c15ULL) {}
-  std::uint64_t next() {
-    state_ ^= state_ >> 12;
-    state_ ^= state_ << 25;
-    state_ ^= state_ >> 27;
-    return state_ * 0x2545f4914f6cdd1dULL;
-  }
-  // Uniform in [lo, hi].
-  std::size_t between(std::size_t lo, std::size_t hi) { return lo + next() % (hi - lo + 1); }
-  bool one_in(std::uint64_t n) { return next() % n == 0; }
-
- private:
-  std::uint64_t state_;
-};
+// strata's one generator: deterministic, seeded; the same stream for every contender.
+using Rng = strata::Random;
 
 [[noreturn]] inline void fail(const char* what) {
   std::fprintf(stderr, "bench-reap: %s\n", what);
@@ -245,7 +232,7 @@ inline bool drag_intact(const DragObject& o) {
 
 // Mostly 8..64 bytes, one object in 16 up to 1 KiB.
 inline std::uint32_t drag_size(Rng& rng) {
-  return static_cast<std::uint32_t>(rng.one_in(16) ? rng.between(65, 1024) : rng.between(8, 64));
+  return static_cast<std::uint32_t>(rng.below(16) == 0 ? rng.between(65, 1024) : rng.between(8, 64));
 }
 
 // Held bytes grow only when the contender takes a chunk, so sampling every
@@ -302,7 +289,7 @@ DragResult run_drag(C& contender, const DragOptions& opt) {
       r.allocated_bytes += o.size;
       r.peak_live_bytes = std::max(r.peak_live_bytes, live);
       if (i % kHeldSampleEvery == 0) note_held();
-      if (rng.one_in(2)) {
+      if (rng.below(2) == 0) {
         const std::size_t victim = rng.next() % phase_live.size();
         release(phase_live[victim]);
         phase_live[victim] = phase_live.back();

@@ -28,6 +28,20 @@ inline void* map_pages(std::size_t bytes) noexcept {
 
 inline void unmap_pages(void* ptr, std::size_t bytes) noexcept { ::munmap(ptr, bytes); }
 
+// How map_file maps a file: read only, a private copy the process may write
+// (the file never changes), or shared with the file (writes reach it, and
+// every other process that maps it sees them).
+enum class FileAccess { read_only, private_copy, shared };
+
+// The first `bytes` of the open file fd, or nullptr (errno as the kernel set
+// it). The mapping outlives fd; give it back with unmap_pages.
+inline void* map_file(int fd, std::size_t bytes, FileAccess access) noexcept {
+  const int protection = access == FileAccess::read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+  const int sharing = access == FileAccess::shared ? MAP_SHARED : MAP_PRIVATE;
+  void* p = ::mmap(nullptr, bytes, protection, sharing, fd, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
 // Address space only: no memory is committed until commit_pages.
 inline void* reserve_pages(std::size_t bytes) noexcept {
   void* p = ::mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

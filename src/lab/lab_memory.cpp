@@ -1,7 +1,9 @@
 #include "lab_memory.hpp"
 
-#include <sys/mman.h>
+#include <sys/mman.h>  // memfd_create
 #include <unistd.h>
+
+#include <strata/platform.hpp>
 
 #include "lab_config.hpp"
 
@@ -16,19 +18,19 @@ std::size_t round_to_pages(std::size_t bytes) noexcept {
 void* map_lab_memory(std::size_t bytes) noexcept {
   const std::size_t length = round_to_pages(bytes);
   int fd = ::memfd_create("strata-lab", MFD_CLOEXEC);
-  void* p = MAP_FAILED;
+  void* p = nullptr;
   if (fd >= 0) {
     if (::ftruncate(fd, static_cast<off_t>(length)) == 0)
-      p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+      p = platform::map_file(fd, length, platform::FileAccess::private_copy);
     ::close(fd);
   }
-  if (p == MAP_FAILED)  // no memfd (old kernel, seccomp): plain anonymous memory
-    p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  if (p == nullptr)  // no memfd (old kernel, seccomp): plain anonymous memory
+    p = platform::map_pages(length);
+  return p;
 }
 
 void unmap_lab_memory(void* p, std::size_t bytes) noexcept {
-  if (p != nullptr) ::munmap(p, round_to_pages(bytes));
+  if (p != nullptr) platform::unmap_pages(p, round_to_pages(bytes));
 }
 
 }  // namespace strata::lab

@@ -1,11 +1,12 @@
 #include "live_mirror.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+
+#include <strata/platform.hpp>
 
 #include "env.hpp"
 #include "lab_config.hpp"
@@ -26,11 +27,10 @@ LiveMirrorPage* open_live_mirror(bool in_child) noexcept {
     complain("STRATA_LAB_LIVE_OUT", "cannot create ", path);
     return nullptr;
   }
-  void* p = MAP_FAILED;
-  if (::ftruncate(fd, config::kPageBytes) == 0)
-    p = ::mmap(nullptr, config::kPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = nullptr;
+  if (::ftruncate(fd, config::kPageBytes) == 0) p = platform::map_file(fd, config::kPageBytes, platform::FileAccess::shared);
   ::close(fd);
-  if (p == MAP_FAILED) {
+  if (p == nullptr) {
     complain("STRATA_LAB_LIVE_OUT", "cannot map ", path);
     return nullptr;
   }

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include <strata/random.hpp>
+
 #include "clock.hpp"
 #include "env.hpp"
 #include "file_writer.hpp"
@@ -23,10 +25,11 @@
 #include "lab_memory.hpp"
 #include "process_exit.hpp"
 #include "profile_reader.hpp"
-#include "random.hpp"
 
 namespace strata::lab {
 namespace {
+
+using strata::Random;
 
 struct Settings {
   double multiplier = 0;

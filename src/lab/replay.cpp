@@ -16,13 +16,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+
+#include <strata/platform.hpp>
 
 #include "clock.hpp"
 #include "env.hpp"
@@ -271,9 +272,9 @@ int main(int argc, char** argv) {
   if (::fstat(fd, &st) != 0) fail("cannot stat the trace");
   const auto length = static_cast<std::size_t>(st.st_size);
   if (length < trace::kHeaderBytes + trace::kTrailerBytes) fail("too short to be a trace");
-  void* mapped = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
+  void* mapped = strata::platform::map_file(fd, length, strata::platform::FileAccess::read_only);
   ::close(fd);
-  if (mapped == MAP_FAILED) fail("cannot map the trace");
+  if (mapped == nullptr) fail("cannot map the trace");
   const auto* bytes = static_cast<const std::uint8_t*>(mapped);
   std::uint32_t version;
   std::memcpy(&version, bytes + 8, 4);

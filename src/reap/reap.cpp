@@ -62,12 +62,33 @@ constexpr std::size_t kHomeChunkBytes = 8 * 1024;
 
 strata_reap* as_reap(ReapHeap* node) noexcept { return static_cast<strata_reap*>(node); }
 
+// STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
+// count the fast path with callgrind), anything else (always). Read once, the
+// first time it is needed (a program may set it early in main).
+enum class CheckSetting { kDefault, kOff, kOn };
+
+CheckSetting check_setting() noexcept {
+  static const CheckSetting setting = [] {
+    const char* v = std::getenv("STRATA_REAP_CHECK");
+    if (v == nullptr || *v == '\0') return CheckSetting::kDefault;
+    return std::strcmp(v, "0") == 0 ? CheckSetting::kOff : CheckSetting::kOn;
+  }();
+  return setting;
+}
+
+// The region layers read no environment: the reap passes its setting in, so
+// STRATA_REAP_CHECK=0 also keeps every region layer of the program quiet
+// under Valgrind.
+bool valgrind_hooks_allowed() noexcept { return check_setting() != CheckSetting::kOff; }
+[[maybe_unused]] const bool kValgrindSettingPassed =
+    (instrument::set_valgrind_hooks_allowed(valgrind_hooks_allowed), true);
+
 bool checked_by_default() noexcept {
   if (kAlwaysChecked) return true;  // STRATA_REAP_CHECKED build or ASan
-  switch (instrument::check_setting()) {
-    case instrument::CheckSetting::kOn: return true;
-    case instrument::CheckSetting::kOff: return false;
-    case instrument::CheckSetting::kDefault: break;
+  switch (check_setting()) {
+    case CheckSetting::kOn: return true;
+    case CheckSetting::kOff: return false;
+    case CheckSetting::kDefault: break;
   }
   return instrument::valgrind_hooks_on();
 }

@@ -14,7 +14,6 @@
 #include "file_writer.hpp"
 #include "live_table.hpp"
 #include "profile_reader.hpp"
-#include "random.hpp"
 #include "trace_format.hpp"
 
 namespace strata::lab {
@@ -130,24 +129,6 @@ TEST(ProfileReader, NamesWhatIsWrong) {
   std::ofstream(path) << R"({"size_histogram": {}})";
   EXPECT_STREQ(read_size_distribution(path.c_str(), &d), "no integer \"peak_live_objects\"");
   std::remove(path.c_str());
-}
-
-TEST(Random, SameSeedSameSequenceAndBoundsHold) {
-  Random a(42), b(42), c(43);
-  bool differs = false;
-  for (int i = 0; i < 1000; ++i) {
-    const std::uint64_t x = a.next();
-    EXPECT_EQ(x, b.next());
-    differs |= x != c.next();
-  }
-  EXPECT_TRUE(differs);
-  std::uint64_t counts[3] = {};
-  for (int i = 0; i < 30000; ++i) {
-    const std::uint64_t v = a.below(3);
-    ASSERT_LT(v, 3u);
-    ++counts[v];
-  }
-  for (std::uint64_t count : counts) EXPECT_NEAR(count / 30000.0, 1 / 3.0, 0.02);
 }
 
 TEST(FileWriter, WritesNumbersAndRenamesOnCommit) {

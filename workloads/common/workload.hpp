@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include <strata/random.hpp>
+
 namespace strata::workload {
 
 enum class Mode { custom, naive, reap };
@@ -45,44 +47,9 @@ struct Options {
   std::uint64_t seed = 1;  // the default seed: the stored checksums are for it
 };
 
-// xoshiro256** seeded through splitmix64: fast, and the same sequence on every
-// machine and allocator (std::mt19937's distributions are not portable).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) {
-    for (auto& word : s_) word = splitmix(seed);
-  }
-  std::uint64_t next() {
-    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
-  // Uniform in [0, n), n > 0 (Lemire's multiply-shift; the bias is negligible here).
-  std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
-  // Uniform in [lo, hi].
-  std::uint64_t between(std::uint64_t lo, std::uint64_t hi) { return lo + below(hi - lo + 1); }
-  // Uniform in [0, 1).
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  bool chance(double p) { return unit() < p; }
-
- private:
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static std::uint64_t splitmix(std::uint64_t& x) {
-    std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  std::uint64_t s_[4];
-};
+// The deterministic random source: strata's one generator (the stored
+// checksums are for its sequence).
+using Rng = strata::Random;
 
 // Order-sensitive 64-bit digest of the program's result (FNV-1a over words).
 class Checksum {

@@ -18,7 +18,7 @@
 //   custom  lcc's arenas: ZoneHeap (bump allocation in 16 KB chunks) over a
 //           FreelistHeap that keeps the chunks of a cleared arena for its
 //           next use, as lcc's deallocate() keeps them on its freeblocks list;
-//   naive   NaiveRegion for each arena: every object its own malloc block,
+//   naive   MallocRegion for each arena: every object its own malloc block,
 //           freed one by one when the arena is cleared (2026 Table 4);
 //   reap    a strata::reap per arena, cleared as the arena is, and objects
 //           freed as soon as the compiler knows they are dead: a token block
@@ -42,13 +42,13 @@
 #include <strata/layers.hpp>
 #include <strata/reap.hpp>
 
-#include "naive_region.hpp"
+#include "compile_program.hpp"
+#include "regions.hpp"
 #include "workload.hpp"
 
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::NaiveRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -62,26 +62,12 @@ constexpr std::size_t kChunkBytes = 16 * 1024;
 // (ZoneHeap gives an oversized object a chunk of its own).
 constexpr std::size_t kMaxObject = kChunkBytes - 2 * strata::layers::kAlignment;
 
-struct ZoneArena {  // custom
-  strata::layers::ZoneHeap<kChunkBytes, strata::layers::FreelistHeap<strata::layers::MallocHeap>> heap;
-  void* allocate(std::size_t n) { return heap.malloc(n); }
-  void release(void*) {}  // an arena frees nothing early
-  void clear() { heap.clear(); }
-};
-
-struct NaiveArena {  // naive
-  NaiveRegion region;
-  void* allocate(std::size_t n) { return region.malloc(n); }
-  void release(void*) {}
-  void clear() { region.clear(); }
-};
-
-struct ReapArena {  // reap
-  strata::reap heap;
-  void* allocate(std::size_t n) { return heap.malloc(n); }
-  void release(void* p) { heap.free(p); }
-  void clear() { heap.clear(); }
-};
+// custom: lcc's arenas, chunks recycled through a free list; naive: every
+// object its own malloc block; reap: a reap per arena.
+using ZoneArena = strata::workload::LayerRegion<
+    strata::layers::ZoneHeap<kChunkBytes, strata::layers::FreelistHeap<strata::layers::MallocHeap>>>;
+using strata::workload::MallocRegion;
+using strata::workload::ReapRegion;
 
 template <class T, class Arena>
 T* make(Arena& arena, std::size_t extra = 0) {
@@ -435,7 +421,7 @@ class Compiler {
   }
 
   // Global declarations: into PERM.
-  void declarations(std::string_view text) {
+  void globals(std::string_view text) {
     start(text);
     while (tok().kind != Tok::end) {
       const Type* type = base_type();
@@ -1621,24 +1607,11 @@ class Compiler {
   std::uint64_t functions_ = 0, tokens_ = 0, nodes_ = 0, folds_ = 0, instructions_ = 0, deleted_ = 0, cse_hits_ = 0;
 };
 
-template <class Arena>
-std::uint64_t compile(const Options& options) {
-  Checksum sum;
-  Generator generator(options.seed);
-  Compiler<Arena> compiler(sum);
-  compiler.declarations(generator.globals());
-  std::string source;
-  for (std::uint64_t i = 0, n = options.scale * kFunctionsPerScale; i < n; ++i) {
-    generator.function(source);
-    compiler.function(source);
-  }
-  compiler.totals();
-  return sum.value();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main_with_policies<ZoneArena, NaiveArena, ReapArena>(
-      argc, argv, "compiler", []<class Policy>(const Options& o) { return compile<Policy>(o); });
+  return strata::workload::main_with_policies<ZoneArena, MallocRegion, ReapRegion>(
+      argc, argv, "compiler", []<class Arena>(const Options& o) {
+        return strata::workload::compile_program<Compiler<Arena>, Generator>(o, kFunctionsPerScale);
+      });
 }

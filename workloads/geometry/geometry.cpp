@@ -12,10 +12,10 @@
 //
 // Modes (the allocator behind both levels):
 //   custom  a linear (bump) allocator over 64 KiB chunks (strata ZoneHeap over
-//           malloc; larger requests get a chunk of their own), reset after
+//           malloc; larger requests get a chunk of their own), cleared after
 //           every node / evaluation, as Blender's LinearAllocator;
-//   naive   every allocation its own malloc, freed in bulk at the reset
-//           (NaiveRegion) — the paper's "large allocation threshold 0";
+//   naive   every allocation its own malloc, freed in bulk at the clear
+//           (MallocRegion) — the paper's "large allocation threshold 0";
 //   reap    a strata::reap per evaluation and a child reap for the node;
 //           the program frees each temporary (and each output after its
 //           last use) as soon as it is dead, and clears the reaps in bulk.
@@ -29,7 +29,7 @@
 #include <new>
 #include <vector>
 
-#include "naive_region.hpp"
+#include "regions.hpp"
 #include "strata/layers.hpp"
 #include "strata/reap.hpp"
 #include "workload.hpp"
@@ -40,62 +40,20 @@ using strata::workload::Checksum;
 using strata::workload::Options;
 using strata::workload::Rng;
 
-// ------------------------------------------------------------ the policies --
-// Each Arena: alloc(bytes) (throws on failure), release(p) (an object the
-// program knows is dead), reset() (everything at once).
-
-struct CustomPolicy {
-  class Arena {
-   public:
-    Arena() = default;
-    explicit Arena(Arena&) {}
-    void* alloc(std::size_t n) { return checked(zone_.malloc(n)); }
-    void release(void*) {}  // a bump allocator frees nothing one by one
-    void reset() { zone_.clear(); }
-
-   private:
-    static void* checked(void* p) { return p != nullptr ? p : throw std::bad_alloc(); }
-    strata::layers::ZoneHeap<64 * 1024, strata::layers::MallocHeap> zone_;
-  };
-};
-
-struct NaivePolicy {
-  class Arena {
-   public:
-    Arena() = default;
-    explicit Arena(Arena&) {}
-    void* alloc(std::size_t n) {
-      void* p = region_.malloc(n);
-      return p != nullptr ? p : throw std::bad_alloc();
-    }
-    void release(void*) {}  // the program has no individual free: kept to the reset
-    void reset() { region_.clear(); }
-
-   private:
-    strata::workload::NaiveRegion region_;
-  };
-};
-
-struct ReapPolicy {
-  class Arena {
-   public:
-    Arena() = default;
-    explicit Arena(Arena& parent) : reap_(parent.reap_) {}
-    void* alloc(std::size_t n) {
-      void* p = reap_.malloc(n);
-      return p != nullptr ? p : throw std::bad_alloc();
-    }
-    void release(void* p) { reap_.free(p); }
-    void reset() { reap_.clear(); }
-
-   private:
-    strata::reap reap_;
-  };
-};
+// ------------------------------------------------------------ the arenas --
+// An arena is a region of workloads/common/regions.hpp: custom, Blender's
+// LinearAllocator (a zone of 64 KB chunks); naive, every object a malloc
+// block of its own ("large-allocation threshold 0"); reap, a reap, the node's
+// the child of the evaluation's. release(p) is an object the program knows is
+// dead, clear() everything at once.
+using CustomArena = strata::workload::LayerRegion<strata::layers::ZoneHeap<64 * 1024, strata::layers::MallocHeap>>;
+using strata::workload::allocate_or_throw;
+using strata::workload::MallocRegion;
+using strata::workload::ReapRegion;
 
 template <class T, class Arena>
 T* alloc_array(Arena& arena, std::size_t n) {
-  return static_cast<T*>(arena.alloc(n * sizeof(T)));
+  return static_cast<T*>(allocate_or_throw(arena, n * sizeof(T)));
 }
 
 // An array in an arena that grows by doubling (the old buffer is dead).
@@ -155,7 +113,7 @@ float hash_noise(float x, float y, float z, int octave) {
 
 template <class Policy>
 class Evaluation {
-  using Arena = typename Policy::Arena;
+  using Arena = Policy;
 
  public:
   Evaluation(Arena& eval, Arena& node, std::size_t points, Rng& rng) : eval_(eval), node_(node), n_(points) {
@@ -166,7 +124,7 @@ class Evaluation {
     }
   }
 
-  // Runs the graph; each node's output is digested, then the arenas reset.
+  // Runs the graph; each node's output is digested, then the arenas cleared.
   void run(const std::vector<Node>& graph, Checksum& sum) {
     // The last node reading each output: after it, the output is dead.
     std::vector<std::size_t> last_use(graph.size(), 0);
@@ -180,7 +138,7 @@ class Evaluation {
       const Node& node = graph[i];
       float* out = alloc_array<float>(eval_, n_);
       evaluate(node, out);
-      node_.reset();  // every temporary of the node, in bulk
+      node_.clear();  // every temporary of the node, in bulk
       outputs_[i] = out;
       for (std::size_t p = 0; p < n_; ++p) sum.add_double(out[p]);
       for (int input : {node.a, node.b, static_cast<int>(i)}) {
@@ -196,7 +154,7 @@ class Evaluation {
       sum.add_double(positions_[p].y);
       sum.add_double(positions_[p].z);
     }
-    eval_.reset();
+    eval_.clear();
   }
 
  private:
@@ -302,7 +260,7 @@ class Evaluation {
     const float* b = input(node.b);
     const std::size_t groups = static_cast<std::size_t>(node.op);
     using List = GrowArray<std::uint32_t, Arena>;
-    auto* lists = static_cast<List*>(node_.alloc(groups * sizeof(List)));
+    auto* lists = static_cast<List*>(allocate_or_throw(node_, groups * sizeof(List)));
     for (std::size_t g = 0; g < groups; ++g) new (&lists[g]) List(node_, 2);
     for (std::size_t i = 0; i < n_; ++i) {
       const float key = std::fabs(a[i]) * static_cast<float>(groups) * 7.0f;
@@ -333,11 +291,11 @@ class Evaluation {
         char buffer[64];
         const int w = std::snprintf(buffer, sizeof buffer, "pt%zu=%.*f", start + i, node.op % 5 + 1,
                                     static_cast<double>(a[start + i]));
-        names[i] = static_cast<char*>(node_.alloc(static_cast<std::size_t>(w) + 1));
+        names[i] = static_cast<char*>(allocate_or_throw(node_, static_cast<std::size_t>(w) + 1));
         std::memcpy(names[i], buffer, static_cast<std::size_t>(w) + 1);
         total += static_cast<std::size_t>(w) + 1;
       }
-      char* line = static_cast<char*>(node_.alloc(total + 1));
+      char* line = static_cast<char*>(allocate_or_throw(node_, total + 1));
       char* cursor = line;
       for (std::size_t i = 0; i < len; ++i) {
         const std::size_t w = std::strlen(names[i]);
@@ -355,7 +313,7 @@ class Evaluation {
       for (char* field = line; *field != '\0' && i < len; ++i) {
         char* end = std::strchr(field, ';');
         const std::size_t w = static_cast<std::size_t>(end - field);
-        char* copy = static_cast<char*>(node_.alloc(w + 1));
+        char* copy = static_cast<char*>(allocate_or_throw(node_, w + 1));
         std::memcpy(copy, field, w);
         copy[w] = '\0';
         const char* eq = std::strchr(copy, '=');
@@ -398,7 +356,7 @@ class Evaluation {
     };
     for (std::size_t i = 0; i < n_; ++i) {
       const std::size_t c = static_cast<std::size_t>(cell_of(positions_[i].y) * cells + cell_of(positions_[i].x));
-      if (grid[c] == nullptr) grid[c] = new (node_.alloc(sizeof(List))) List(node_, 2);
+      if (grid[c] == nullptr) grid[c] = new (allocate_or_throw(node_, sizeof(List))) List(node_, 2);
       grid[c]->push(static_cast<std::uint32_t>(i));
     }
     for (std::size_t i = 0; i < n_; ++i) {
@@ -472,8 +430,8 @@ template <class Policy>
 std::uint64_t evaluate_all(const Options& o) {
   Rng rng(o.seed);
   Checksum sum;
-  typename Policy::Arena eval;
-  typename Policy::Arena node(eval);
+  Policy eval;
+  Policy node(eval);
   std::uint64_t points_total = 0;
   for (std::uint64_t round = 0; round < o.scale; ++round) {
     const std::vector<Node> graph = make_graph(rng, kNodes);
@@ -490,6 +448,6 @@ std::uint64_t evaluate_all(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main_with_policies<CustomPolicy, NaivePolicy, ReapPolicy>(
+  return strata::workload::main_with_policies<CustomArena, MallocRegion, ReapRegion>(
       argc, argv, "geometry", []<class Policy>(const Options& o) { return evaluate_all<Policy>(o); });
 }

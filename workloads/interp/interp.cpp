@@ -23,7 +23,7 @@
 //           inline through the stream's window (one byte tag each) from a
 //           page-sized first chunk and doubling ones that clear() keeps and
 //           replays; nothing freed before the clear;
-//   naive   NaiveRegion per level: every object its own malloc block, all
+//   naive   MallocRegion per level: every object its own malloc block, all
 //           freed at the clear ("reduce chunk size to fit single objects",
 //           2026 Table 4);
 //   reap    a strata::reap per level, cleared at the same points, and every
@@ -55,13 +55,12 @@
 #include <strata/layers/region.hpp>
 #include <strata/reap.hpp>
 
-#include "naive_region.hpp"
+#include "regions.hpp"
 #include "workload.hpp"
 
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::NaiveRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -77,12 +76,12 @@ constexpr std::size_t kMaxString = 2000; // (cat a b) truncates here
 // strata_reap_malloc) does, and calls the layer only when the window is used
 // up. The layers keep memory hidden from ASan/Valgrind until its owner hands
 // an object out; this class is the owner.
-class LayerRegion {
+class InlineBumpRegion {
  public:
   static constexpr bool kFreesEarly = false;
-  LayerRegion() { stream_.useCursor(&cursor_); }
-  LayerRegion(const LayerRegion&) = delete;
-  LayerRegion& operator=(const LayerRegion&) = delete;
+  InlineBumpRegion() { stream_.useCursor(&cursor_); }
+  InlineBumpRegion(const InlineBumpRegion&) = delete;
+  InlineBumpRegion& operator=(const InlineBumpRegion&) = delete;
 
   void* allocate(std::size_t size) noexcept {
     using namespace strata::layers;
@@ -113,21 +112,8 @@ class LayerRegion {
   strata::layers::TaggedStreamHeap<strata::layers::RegionChunkHeap<strata::layers::ChunkSource, 4096>> stream_;
 };
 
-struct NaiveRegionPolicy {  // naive
-  static constexpr bool kFreesEarly = false;
-  NaiveRegion region;
-  void* allocate(std::size_t size) noexcept { return region.malloc(size); }
-  void release(void*) noexcept {}
-  void clear() noexcept { region.clear(); }
-};
-
-struct ReapPolicy {  // reap
-  static constexpr bool kFreesEarly = true;
-  strata::reap heap;
-  void* allocate(std::size_t size) noexcept { return heap.malloc(size); }
-  void release(void* p) noexcept { heap.free(p); }
-  void clear() noexcept { heap.clear(); }
-};
+using strata::workload::MallocRegion;  // naive
+using strata::workload::ReapRegion;    // reap
 
 // ---- values ---------------------------------------------------------------
 
@@ -1176,6 +1162,6 @@ std::uint64_t run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main_with_policies<LayerRegion, NaiveRegionPolicy, ReapPolicy>(
+  return strata::workload::main_with_policies<InlineBumpRegion, MallocRegion, ReapRegion>(
       argc, argv, "interp", []<class Policy>(const Options& o) { return run<Policy>(o); });
 }

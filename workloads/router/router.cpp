@@ -10,7 +10,7 @@
 // Modes:
 //   custom  a ZoneHeap (chunks of 64 KB from malloc, bump allocation, nothing
 //           freed until the region is cleared after each net);
-//   naive   NaiveRegion: every heap item and array a malloc block of its own,
+//   naive   MallocRegion: every heap item and array a malloc block of its own,
 //           all freed when the net is done ("reduce chunk size to fit single
 //           objects", 2026 Table 4);
 //   reap    a strata::reap cleared after each net, and every object freed as
@@ -32,13 +32,12 @@
 #include <strata/layers.hpp>
 #include <strata/reap.hpp>
 
-#include "naive_region.hpp"
+#include "regions.hpp"
 #include "workload.hpp"
 
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::NaiveRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -54,33 +53,12 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 // ---- the allocator policies: a region reset after every net --------------
 
-struct ZonePolicy {  // custom
-  strata::layers::ZoneHeap<64 * 1024, strata::layers::MallocHeap> zone;
-  void* allocate(std::size_t size) { return zone.malloc(size); }
-  void release(void*) {}  // a region frees nothing early
-  void reset() { zone.clear(); }
-};
-
-struct NaiveRegionPolicy {  // naive
-  NaiveRegion region;
-  void* allocate(std::size_t size) { return region.malloc(size); }
-  void release(void*) {}
-  void reset() { region.clear(); }
-};
-
-struct ReapPolicy {  // reap
-  strata::reap heap;
-  void* allocate(std::size_t size) { return heap.malloc(size); }
-  void release(void* p) { heap.free(p); }
-  void reset() { heap.clear(); }
-};
-
-template <class Policy>
-void* allocate_or_throw(Policy& policy, std::size_t size) {
-  void* p = policy.allocate(size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
+// custom: a zone of 64 KB chunks; naive: every object its own malloc block;
+// reap: a reap, whose heap items are freed once popped.
+using ZonePolicy = strata::workload::LayerRegion<strata::layers::ZoneHeap<64 * 1024, strata::layers::MallocHeap>>;
+using strata::workload::MallocRegion;
+using strata::workload::ReapRegion;
+using strata::workload::allocate_or_throw;
 
 // A growable array of trivially copyable T in the region; growing copies
 // into a block twice the size and releases the old one.
@@ -217,7 +195,7 @@ class Router {
     // The net's search structures all die here.
     heap_.forget();
     touched_.forget();
-    policy_.reset();
+    policy_.clear();
   }
 
   // A* from every node of the route tree to sink; adds the path to the tree.
@@ -367,6 +345,6 @@ std::uint64_t run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main_with_policies<ZonePolicy, NaiveRegionPolicy, ReapPolicy>(
+  return strata::workload::main_with_policies<ZonePolicy, MallocRegion, ReapRegion>(
       argc, argv, "router", []<class Policy>(const Options& o) { return run<Policy>(o); });
 }

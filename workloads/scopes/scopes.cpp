@@ -28,7 +28,7 @@
 //           each function;
 //   naive   malloc/free: an identifier is grown in a malloc'd buffer
 //           (realloc doubling it) and freed when known; each nesting level
-//           has a NaiveRegion (the per-scope list of objects), cleared when
+//           has a MallocRegion (the per-scope list of objects), cleared when
 //           its block closes, and the insns another, cleared per function;
 //   reap    a strata::reap per nesting level, each the child of the level
 //           around it, cleared when its block closes — free-to-mark, as every
@@ -61,13 +61,15 @@
 #include <strata/layers.hpp>
 #include <strata/reap.hpp>
 
-#include "naive_region.hpp"
+#include "compile_program.hpp"
+#include "regions.hpp"
 #include "workload.hpp"
 
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::NaiveRegion;
+using strata::workload::MallocRegion;
+using strata::workload::ReapRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -120,8 +122,8 @@ class ObstackPolicy {
 template <class Region>
 class LevelRegions {
  public:
-  void* permanent(std::size_t n) { return checked(permanent_.malloc(n)); }
-  void* in_scope(std::size_t n) { return checked(level().malloc(n)); }
+  void* permanent(std::size_t n) { return checked(permanent_.allocate(n)); }
+  void* in_scope(std::size_t n) { return checked(level().allocate(n)); }
   void* open(std::size_t record) {
     if (++depth_ > kMaxDepth) throw std::length_error("scopes: blocks nested too deeply");
     return in_scope(record);
@@ -130,7 +132,9 @@ class LevelRegions {
     level().clear();
     --depth_;
   }
-  void* in_function(std::size_t n) { return checked(function_.malloc(n)); }
+  // A dead object: only a reap level gives it back before its block closes.
+  void release(void* p) { level().release(p); }
+  void* in_function(std::size_t n) { return checked(function_.allocate(n)); }
   void end_function() { function_.clear(); }
 
  protected:
@@ -141,12 +145,12 @@ class LevelRegions {
   int depth_ = 0;
 };
 
-// naive: one malloc per object; a NaiveRegion per nesting level lists the
+// naive: one malloc per object; a MallocRegion per nesting level lists the
 // block's objects so that closing it frees them one by one.
-class NaivePolicy : public LevelRegions<NaiveRegion> {
+class NaivePolicy : public LevelRegions<MallocRegion> {
  public:
   NaivePolicy() {
-    for (int d = 0; d <= kMaxDepth; ++d) levels_.push_back(std::make_unique<NaiveRegion>());
+    for (int d = 0; d <= kMaxDepth; ++d) levels_.push_back(std::make_unique<MallocRegion>());
   }
   ~NaivePolicy() {
     for (char* text : names_) std::free(text);
@@ -154,8 +158,6 @@ class NaivePolicy : public LevelRegions<NaiveRegion> {
   }
   NaivePolicy(const NaivePolicy&) = delete;
   NaivePolicy& operator=(const NaivePolicy&) = delete;
-
-  void release(void*) {}
 
   void begin() {
     buffer_ = static_cast<char*>(checked(std::malloc(kFirstCapacity)));
@@ -188,12 +190,12 @@ class NaivePolicy : public LevelRegions<NaiveRegion> {
 };
 
 // reap: nested reaps, one per level; dead objects freed at once.
-class ReapPolicy : public LevelRegions<strata::reap> {
+class ReapPolicy : public LevelRegions<ReapRegion> {
  public:
   ReapPolicy() {
     levels_.reserve(kMaxDepth + 1);
-    levels_.push_back(std::make_unique<strata::reap>());
-    for (int d = 1; d <= kMaxDepth; ++d) levels_.push_back(std::make_unique<strata::reap>(*levels_.back()));
+    levels_.push_back(std::make_unique<ReapRegion>());
+    for (int d = 1; d <= kMaxDepth; ++d) levels_.push_back(std::make_unique<ReapRegion>(*levels_.back()));
   }
   ~ReapPolicy() {
     while (!levels_.empty()) levels_.pop_back();  // children before parents
@@ -201,22 +203,20 @@ class ReapPolicy : public LevelRegions<strata::reap> {
   ReapPolicy(const ReapPolicy&) = delete;
   ReapPolicy& operator=(const ReapPolicy&) = delete;
 
-  void release(void* p) { level().free(p); }
-
   void begin() {
-    buffer_ = static_cast<char*>(checked(permanent_.malloc(kFirstCapacity)));
+    buffer_ = static_cast<char*>(checked(permanent_.allocate(kFirstCapacity)));
     capacity_ = kFirstCapacity;
     size_ = 0;
   }
   void grow(char c) {
     if (size_ + 1 == capacity_) {
-      buffer_ = static_cast<char*>(checked(permanent_.realloc(buffer_, capacity_ * 2)));
+      buffer_ = static_cast<char*>(checked(permanent_.reap().realloc(buffer_, capacity_ * 2)));
       capacity_ *= 2;
     }
     buffer_[size_++] = c;
   }
   std::string_view text() const { return {buffer_, size_}; }
-  void cancel() { permanent_.free(buffer_); }
+  void cancel() { permanent_.release(buffer_); }
   const char* finish() {
     buffer_[size_] = '\0';
     return buffer_;
@@ -836,24 +836,11 @@ class FrontEnd {
                 uses_ = 0, nodes_ = 0, insns_ = 0;
 };
 
-template <class Policy>
-std::uint64_t run(const Options& options) {
-  Checksum sum;
-  Generator generator(options.seed);
-  FrontEnd<Policy> front_end(sum);
-  front_end.globals(generator.globals());
-  std::string source;
-  for (std::uint64_t i = 0, n = options.scale * kFunctionsPerScale; i < n; ++i) {
-    generator.function(source);
-    front_end.function(source);
-  }
-  front_end.totals();
-  return sum.value();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   return strata::workload::main_with_policies<ObstackPolicy, NaivePolicy, ReapPolicy>(
-      argc, argv, "scopes", []<class Policy>(const Options& o) { return run<Policy>(o); });
+      argc, argv, "scopes", []<class Policy>(const Options& o) {
+        return strata::workload::compile_program<FrontEnd<Policy>, Generator>(o, kFunctionsPerScale);
+      });
 }

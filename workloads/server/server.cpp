@@ -16,7 +16,7 @@
 //   custom  Apache-like pools: NestedRegionHeap<ZoneHeap<8 KB chunks, malloc>>,
 //           connection pools children of the server pool, request pools
 //           children of their connection's; nothing is freed individually;
-//   naive   NaiveRegion per connection and per request: every object its own
+//   naive   MallocRegion per connection and per request: every object its own
 //           malloc block, freed when the region is ("reduce chunk size to fit
 //           single objects", 2026 Table 4);
 //   reap    the same nesting with strata reaps, and the big temporaries freed
@@ -43,13 +43,12 @@
 #include <strata/layers.hpp>
 #include <strata/reap.hpp>
 
-#include "naive_region.hpp"
+#include "regions.hpp"
 #include "workload.hpp"
 
 namespace {
 
 using strata::workload::Checksum;
-using strata::workload::NaiveRegion;
 using strata::workload::Options;
 using strata::workload::Rng;
 
@@ -59,40 +58,21 @@ constexpr int kMaxRequestsPerConnection = 200;
 
 // ---- the allocator policies ------------------------------------------------
 
-struct PoolPolicy {  // custom: APR-style nested pools
-  using Region = strata::layers::NestedRegionHeap<strata::layers::ZoneHeap<8192, strata::layers::MallocHeap>>;
-  static void* allocate(Region& r, std::size_t n) { return r.malloc(n); }
-  static void release(Region&, void*) {}  // pools free nothing early
-};
-
-struct NaivePolicy {  // naive: one malloc per object
-  struct Region {
-    Region() = default;
-    explicit Region(Region&) {}  // lifetimes nest by construction; nothing to link
-    NaiveRegion objects;
-  };
-  static void* allocate(Region& r, std::size_t n) { return r.objects.malloc(n); }
-  static void release(Region&, void*) {}
-};
-
-struct ReapPolicy {  // reap: nested reaps, dead temporaries freed at once
-  using Region = strata::reap;
-  static void* allocate(Region& r, std::size_t n) { return r.malloc(n); }
-  static void release(Region& r, void* p) { r.free(p); }
-};
+// custom: APR-style nested pools; naive: one malloc per object; reap: nested
+// reaps, dead temporaries freed at once.
+using PoolRegion = strata::workload::LayerRegion<
+    strata::layers::NestedRegionHeap<strata::layers::ZoneHeap<8192, strata::layers::MallocHeap>>>;
+using strata::workload::MallocRegion;
+using strata::workload::ReapRegion;
 
 // ---- pool-allocated strings, buffers and tables (APR's pstrdup, tables) ----
 
 template <class P>
 struct Pool {
-  typename P::Region& region;
+  P& region;
 
-  void* allocate(std::size_t n) {
-    void* p = P::allocate(region, n);
-    if (p == nullptr) throw std::bad_alloc();
-    return p;
-  }
-  void release(void* p) { P::release(region, p); }
+  void* allocate(std::size_t n) { return strata::workload::allocate_or_throw(region, n); }
+  void release(void* p) { region.release(p); }
   const char* strdup(std::string_view s) {
     auto* p = static_cast<char*>(allocate(s.size() + 1));
     std::memcpy(p, s.data(), s.size());
@@ -335,8 +315,8 @@ class Server {
 
   std::uint64_t run(std::uint64_t connections) {
     struct Connection {
-      explicit Connection(typename P::Region& server) : region(server) {}
-      typename P::Region region;
+      explicit Connection(P& server) : region(server) {}
+      P region;
       std::uint64_t id = 0;
       int remaining = 0;
       std::uint64_t log_bytes = 0;
@@ -374,12 +354,12 @@ class Server {
   }
 
  private:
-  void serve_one(typename P::Region& connection_region, std::uint64_t connection_id, std::uint64_t& log_bytes) {
+  void serve_one(P& connection_region, std::uint64_t connection_id, std::uint64_t& log_bytes) {
     Pool<P> connection{connection_region};
     const RawRequest raw = read_request(connection, rng_, corpus_, requests_);
     bytes_in_ += raw.head_size + raw.body_size;
     {
-      typename P::Region request_region(connection_region);
+      P request_region(connection_region);
       Pool<P> request{request_region};
       Buffer<P> response(request, 512);
       const int status = handle(request, raw, response);
@@ -566,7 +546,7 @@ class Server {
 
   Rng rng_;
   const std::string corpus_;  // what clients upload: made once, not per request
-  typename P::Region server_region_;  // the server's pool: parent of every connection's
+  P server_region_;  // the server's pool: parent of every connection's
   Checksum sum_;
   std::uint64_t requests_ = 0, bytes_in_ = 0, bytes_out_ = 0, log_bytes_ = 0;
 };
@@ -580,6 +560,6 @@ std::uint64_t serve(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return strata::workload::main_with_policies<PoolPolicy, NaivePolicy, ReapPolicy>(
+  return strata::workload::main_with_policies<PoolRegion, MallocRegion, ReapRegion>(
       argc, argv, "server", []<class Policy>(const Options& o) { return serve<Policy>(o); });
 }

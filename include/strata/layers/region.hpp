@@ -8,6 +8,7 @@
 #include "strata/layers/heap.hpp"
 #include "strata/layers/region/chunk_source.hpp"
 #include "strata/layers/region/clear_optimized_heap.hpp"
+#include "strata/layers/region/concepts.hpp"
 #include "strata/layers/region/nested_heap.hpp"
 #include "strata/layers/region/region_chunk_heap.hpp"
 #include "strata/layers/region/tagged_stream_heap.hpp"

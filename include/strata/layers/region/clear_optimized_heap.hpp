@@ -1,9 +1,10 @@
 // ClearOptimizedHeap — reuse freed objects; pure bumping until something is freed.
 //
 // Template parameter:
-//   Super  a TaggedStreamHeap chain (tag_of / large_header_of find an
-//          object's size; closeInline / openInline switch its inline window;
-//          catchUp / noteSplit keep its statistics).
+//   Super  a TaggedStream (concepts.hpp): a TaggedStreamHeap chain
+//          (tag_of / large_header_of find an object's size; closeInline /
+//          openInline switch its inline window; catchUp / noteSplit keep its
+//          statistics).
 //
 // The 2002 reaps paper's ClearOptimizedHeap keeps one flag, "no memory freed",
 // and allocates by bumping a pointer while it holds; after a free it allocates
@@ -32,11 +33,12 @@
 #include <cstdint>
 
 #include "strata/layers/region/detail/instrument.hpp"
+#include "strata/layers/region/concepts.hpp"
 #include "strata/layers/region/tagged_stream_heap.hpp"
 
 namespace strata::layers {
 
-template <class Super>
+template <TaggedStream Super>
 class ClearOptimizedHeap : public Super {
   static constexpr std::size_t kSmallLists = 256;  // index: slot granules (1..255)
   static constexpr std::size_t kLargeLists = 64;   // index: floor(log2(slot bytes))

@@ -10,10 +10,11 @@
 // Limits: not thread safe (the tree is one owner's); a node must be detached
 // (or its whole subtree destroyed) before its memory goes away.
 #pragma once
+#include "strata/layers/region/concepts.hpp"
 
 namespace strata::layers {
 
-template <class Super>
+template <Nestable Super>
 class NestedHeap : public Super {
  public:
   // Link this heap in as the first child of parent (nullptr: a root).

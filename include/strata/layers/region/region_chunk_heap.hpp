@@ -1,8 +1,9 @@
 // RegionChunkHeap — the region layer: runs of memory bumped out of linked chunks.
 //
 // Template parameters:
-//   Super           where chunks come from: map(bytes) -> void* (nullptr when
-//                   out of memory) and unmap(p, bytes), e.g. ChunkSource.
+//   Super           where chunks come from, a ChunkMapper (concepts.hpp):
+//                   map(bytes) -> void* (nullptr when out of memory) and
+//                   unmap(p, bytes), e.g. ChunkSource.
 //   FirstChunkBytes the first chunk mapped (a home chunk adopted with
 //                   adoptHome counts as the first); each new chunk is twice
 //                   the last one...
@@ -30,6 +31,7 @@
 #include <cstdint>
 
 #include "strata/layers/region/chunk_source.hpp"
+#include "strata/layers/region/concepts.hpp"
 #include "strata/layers/region/detail/instrument.hpp"
 
 namespace strata::layers {
@@ -43,7 +45,7 @@ struct ChunkRun {
   char* end = nullptr;
 };
 
-template <class Super, std::size_t FirstChunkBytes = 8 * 1024, std::size_t MaxChunkBytes = std::size_t{64} << 20>
+template <ChunkMapper Super, std::size_t FirstChunkBytes = 8 * 1024, std::size_t MaxChunkBytes = std::size_t{64} << 20>
 class RegionChunkHeap : public Super {
   static_assert(FirstChunkBytes >= 4096 && (FirstChunkBytes & (FirstChunkBytes - 1)) == 0,
                 "RegionChunkHeap: FirstChunkBytes must be a power of two of at least a page");

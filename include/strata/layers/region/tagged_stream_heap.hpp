@@ -56,6 +56,7 @@
 
 #include "strata/layers/heap.hpp"
 #include "strata/layers/region/chunk_source.hpp"
+#include "strata/layers/region/concepts.hpp"
 #include "strata/layers/region/detail/instrument.hpp"
 #include "strata/layers/region/region_chunk_heap.hpp"
 
@@ -118,7 +119,7 @@ inline LargeHeader* large_header_of(const void* object) noexcept {
   return reinterpret_cast<LargeHeader*>(const_cast<char*>(static_cast<const char*>(object)) - kLargeHeaderBytes);
 }
 
-template <class Super, class Cursor = BumpCursor, std::size_t MaxStreamSlot = 64 * 1024>
+template <RunSource Super, class Cursor = BumpCursor, std::size_t MaxStreamSlot = 64 * 1024>
 class TaggedStreamHeap : public Super {
   static_assert(MaxStreamSlot > kMaxTaggedSlot + kLargeHeaderBytes, "TaggedStreamHeap: MaxStreamSlot too small");
 

@@ -10,8 +10,6 @@
 // needs them takes its instrumented (slow) path.
 #pragma once
 #include <cstddef>
-#include <cstdlib>
-#include <cstring>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -35,24 +33,22 @@ namespace strata::layers::instrument {
 
 inline constexpr bool kAsan = STRATA_REGION_ASAN != 0;
 
-// STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
-// count the fast path with callgrind), anything else (always). Read once.
-enum class CheckSetting { kDefault, kOff, kOn };
+// Whether the layers may talk to Valgrind when the program runs under it.
+// The layers read no environment: a product that gives its users a switch
+// installs a function here before main (the reap library does, for its
+// STRATA_REAP_CHECK=0, which asks for plain mmaps to count the fast path with
+// callgrind). It is called once, the first time a layer asks, so it may read
+// settings the program makes early in main. Without one the hooks are on.
+using HooksAllowed = bool (*)() noexcept;
+inline HooksAllowed valgrind_hooks_allowed = nullptr;
 
-inline CheckSetting check_setting() noexcept {
-  static const CheckSetting setting = [] {
-    const char* v = std::getenv("STRATA_REAP_CHECK");
-    if (v == nullptr || *v == '\0') return CheckSetting::kDefault;
-    return std::strcmp(v, "0") == 0 ? CheckSetting::kOff : CheckSetting::kOn;
-  }();
-  return setting;
-}
+inline void set_valgrind_hooks_allowed(HooksAllowed allowed) noexcept { valgrind_hooks_allowed = allowed; }
 
-// Under Valgrind every reap is checked and announces its objects, unless
-// STRATA_REAP_CHECK=0 asked for the plain reap (then Valgrind sees plain mmaps).
+// Under Valgrind every region heap announces its objects, unless the product
+// said no (then Valgrind sees plain mmaps).
 inline bool valgrind_hooks_on() noexcept {
 #if STRATA_REGION_VALGRIND
-  static const bool on = RUNNING_ON_VALGRIND != 0 && check_setting() != CheckSetting::kOff;
+  static const bool on = RUNNING_ON_VALGRIND != 0 && (valgrind_hooks_allowed == nullptr || valgrind_hooks_allowed());
   return on;
 #else
   return false;
