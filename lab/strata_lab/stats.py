@@ -50,7 +50,7 @@ class Estimate:
 
     def text(self, digits: int = 3) -> str:
         if self.low == self.high == self.value:
-            return f"{self.value:.{digits}f} ({self.method})"
+            return f"{self.value:.{digits}f} ({self.method}{'' if self.method == 'exact' else f', n={self.n}'})"
         return (f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] "
                 f"({self.confidence:.1%} CI, {self.method}, n={self.n})")
 
@@ -87,7 +87,7 @@ def ratio(ratios: Sequence[float], confidence: float = CONFIDENCE) -> Optional[E
         return None
     value = math.exp(float(np.mean(logs)))
     if np.ptp(logs) == 0:
-        return Estimate(value, value, value, len(logs), "bootstrap", confidence)
+        return Estimate(value, value, value, len(logs), "the same in every round", confidence)
     bounds = _bootstrap((logs,), lambda x, axis=-1: np.mean(x, axis=axis), confidence)
     if bounds is None:
         return None
@@ -101,7 +101,7 @@ def _across(groups: list, reduce: Callable, name: str, confidence: float) -> Opt
     means = [float(np.mean(x)) for x in logs]
     value = math.exp(reduce(np.asarray(means), axis=0))
     if all(np.ptp(x) == 0 for x in logs):
-        return Estimate(value, value, value, min(map(len, logs)), name, confidence)
+        return Estimate(value, value, value, min(map(len, logs)), "the same in every round", confidence)
 
     def statistic(*samples, axis=-1):
         return reduce(np.stack([np.mean(s, axis=axis) for s in samples]), axis=0)

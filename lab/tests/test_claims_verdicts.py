@@ -176,18 +176,15 @@ def _general_purpose():
 
 
 def _heap_layers():
-    def instructions(layers, hand, ratio):
-        return lambda s: s.bench.extend({"bench": "zero-cost-callgrind", "round": 0, "contender": c, "status": "ok",
-                                         "instructions": n} for c, n in ((layers, int(1e6 * ratio)), (hand, int(1e6))))
-
-    def times(layers, hand, ratio, noise):
+    def times(layers, hand, ratio, noise=None):
+        noise = noise or [1.0] * 6
         return lambda s: s.bench.extend({"bench": "zero-cost", "round": i + 1, "contender": c, "status": "ok",
                                          "seconds": t} for i in range(6)
                                         for c, t in ((layers, ratio * noise[i]), (hand, 1.0)))
     k, lea = ("kingsley-layers", "kingsley-monolithic"), ("lea-layers", "glibc")
-    return {"heap-layers.kingsley-layers": {HELD: instructions(*k, 1.01), NOT_HELD: instructions(*k, 1.10),
+    return {"heap-layers.kingsley-layers": {HELD: times(*k, 1.01), NOT_HELD: times(*k, 1.10),
                                             INCONCLUSIVE: times(*k, 1.02, WIDE)},
-            "heap-layers.lea-layers": {HELD: instructions(*lea, 1.07), NOT_HELD: instructions(*lea, 1.3),
+            "heap-layers.lea-layers": {HELD: times(*lea, 1.07), NOT_HELD: times(*lea, 1.3),
                                        INCONCLUSIVE: times(*lea, 1.2, WIDE)}}
 
 

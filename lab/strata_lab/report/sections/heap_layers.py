@@ -1,17 +1,17 @@
 """Heap layers at zero cost (2001 §6): the layer-built Kingsley and Lea heaps
 against hand-written allocators, and on the workloads."""
 from ... import stats
-from ...claims import Below, Claim, Source, Within
+from ...claims import Below, Claim, Source
 from .. import plots
 from ..results import Results, Section, estimate, frag_text, mib, seconds, summarize, summary_of
 
-# (layers, hand-written, criterion, the paper's sentence, its figure). The paper compares runtime; on this
-# machine time cannot resolve 2%, so the verdict is on callgrind instructions when measured (deterministic),
-# else on the time interval.
+# (layers, hand-written, criterion, the paper's sentence, its figure). The paper compares runtime, and so does
+# the verdict (callgrind's instructions are shown beside it: they can disagree with time, e.g. through cache
+# misses). "Between 1/2% faster and 20% slower" is a claim about cost: at most 20% slower.
 PAIRS = [("kingsley-layers", "kingsley-monolithic", Below(1.02),
           "The average increase in runtime for KingsleyHeap over the Kingsley allocator is just below 2%.",
           "just below 2%"),
-         ("lea-layers", "glibc", Within(0.995, 1.20),
+         ("lea-layers", "glibc", Below(1.20),
           "Runtime of LeaHeap is between 1/2% faster and 20% slower than the Lea allocator (an average of 7% "
           "slower).", "0.5% faster to 20% slower")]
 
@@ -41,14 +41,11 @@ def build(r: Results) -> Section:
             values[(f"{layers} / {hand}", "instructions")] = summary_of(stats.exact(count))
         if time is not None or count is not None:
             table.append([f"{layers} / {hand}", estimate(time), "—" if count is None else f"{count:.4f}"])
-        claim = Claim(f"heap-layers.{layers}", s.title, f"{layers} costs what {hand} costs, within the paper's range",
-                      Source("2001", "§6", quote),
-                      f"{layers} / {hand}: callgrind instructions (time when not measured)", criterion, figure)
+        claim = Claim(f"heap-layers.{layers}", s.title, f"{layers} costs at most what the paper measured over {hand}",
+                      Source("2001", "§6", quote), f"{layers} / {hand}: time of bench_zero_cost, paired by round",
+                      criterion, figure, estimates={"time": time})
         if count is not None:
-            claim.estimates["instructions"] = stats.exact(count)
-            claim.note = f"time {estimate(time)}"
-        elif time is not None:
-            claim.estimates["time"] = time
+            claim.note = f"callgrind instructions {count:.4f}"
         s.claim(claim)
     if values:
         s.img(plots.bars(r.plot_path("heap-layers-zero-cost"), "layers against hand-written", "ratio",
