@@ -189,3 +189,24 @@ def test_profiler_shim_rejects_a_bad_cutoff_naming_the_variable(tmp_path):
                                                               "STRATA_LAB_PROFILE_OUT": tmp_path / "p.json"})
     assert result.returncode == 2
     assert "STRATA_LAB_PROFILE_CUTOFF" in result.stderr and "lots" in result.stderr
+
+
+def test_an_output_that_is_not_a_regular_file_is_written_in_place(tmp_path):
+    """STRATA_LAB_PROFILE_OUT=/dev/null once replaced /dev/null with a regular file (the profile is written to a
+    temporary file renamed over its path). A FIFO stands in for the device here: it must stay a FIFO and get the
+    profile."""
+    import os
+    import stat
+    import threading
+    from conftest import PATTERNS, run_with_shims
+    fifo = tmp_path / "profile.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(open(fifo).read()), daemon=True)
+    reader.start()
+    result = run_with_shims(["profile"], [PATTERNS, "basic"], {"STRATA_LAB_PROFILE_OUT": str(fifo)})
+    reader.join(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert received and '"format": "strata-profile"' in received[0]
+    assert not (tmp_path / "profile.fifo.tmp").exists()

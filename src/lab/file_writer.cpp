@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -12,9 +13,18 @@ FileWriter::FileWriter(const char* path) noexcept {
   if (std::strcmp(path, "-") == 0) {  // standard output, written in place
     fd_ = 1;
     ok_ = true;
-    to_stdout_ = true;
+    in_place_ = true;
     return;
   }
+  // A device, pipe or socket (/dev/null, a FIFO) is written in place: renaming a
+  // file over it would replace the device with a regular file.
+  if (struct stat st; ::stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    fd_ = ::open(path, O_WRONLY | O_CLOEXEC);
+    ok_ = fd_ >= 0;
+    in_place_ = owns_fd_ = true;
+    return;
+  }
+  owns_fd_ = true;
   const std::size_t len = std::strlen(path);
   if (len + 5 > sizeof path_) return;
   std::memcpy(path_, path, len + 1);
@@ -25,9 +35,9 @@ FileWriter::FileWriter(const char* path) noexcept {
 }
 
 FileWriter::~FileWriter() {
-  if (fd_ >= 0 && !to_stdout_) {
+  if (fd_ >= 0 && owns_fd_) {
     ::close(fd_);
-    ::unlink(tmp_path_);
+    if (!in_place_) ::unlink(tmp_path_);
   }
 }
 
@@ -95,7 +105,7 @@ FileWriter& FileWriter::fixed(double value, int decimals) noexcept {
 }
 
 void FileWriter::abandon() noexcept {
-  if (fd_ >= 0 && !to_stdout_) ::close(fd_);
+  if (fd_ >= 0 && owns_fd_) ::close(fd_);
   fd_ = -1;
   ok_ = false;
   used_ = 0;
@@ -104,7 +114,11 @@ void FileWriter::abandon() noexcept {
 bool FileWriter::commit() noexcept {
   flush();
   if (fd_ < 0) return false;
-  if (to_stdout_) return ok_;
+  if (in_place_) {
+    const bool closed = !owns_fd_ || ::close(fd_) == 0;
+    fd_ = -1;
+    return ok_ && closed;
+  }
   const bool closed = ::close(fd_) == 0;
   fd_ = -1;
   if (!ok_ || !closed || ::rename(tmp_path_, path_) != 0) {

@@ -1,6 +1,7 @@
 // Buffered output to a file without malloc, for the shims' JSON and traces.
 // Files are written as <path>.tmp and renamed on commit(), so a reader never
-// sees half a file. The path "-" means standard output.
+// sees half a file. The path "-" means standard output; a path that is not a
+// regular file (/dev/null, a FIFO) is written in place, never replaced.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +35,8 @@ class FileWriter {
   char tmp_path_[4100];
   int fd_ = -1;
   bool ok_ = false;
-  bool to_stdout_ = false;
+  bool in_place_ = false;   // standard output or a device: no temporary file, no rename
+  bool owns_fd_ = false;    // false for standard output
   std::size_t used_ = 0;
   char buffer_[8192];
 };
