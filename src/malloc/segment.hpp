@@ -19,7 +19,7 @@
 
 namespace strata::malloc_detail {
 
-struct Heap;
+struct PerThreadHeap;
 
 // What kind of segment a header starts; odd magic numbers so that checked mode
 // rarely mistakes random memory for a header.
@@ -38,7 +38,7 @@ struct SegmentHeader {
   // Small segments: the owning heap, constant while the segment belongs to it.
   // nullptr in every other segment, and a thread's heap pointer is never
   // nullptr, so free()'s one compare "owner == my heap" also proves the kind.
-  Heap* owner = nullptr;
+  PerThreadHeap* owner = nullptr;
 };
 
 inline SegmentHeader* segment_of(const void* p) noexcept {

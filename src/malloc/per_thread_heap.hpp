@@ -1,7 +1,9 @@
-// Thread heaps: the per-thread layer for small objects (Hoard/mimalloc style
-// ownership on top of Vam's page blocks).
+// PerThreadHeap: libstrata's per-thread layer for small objects (Hoard/mimalloc
+// style ownership on top of Vam's page blocks). Not to be confused with the
+// layers' `Heap` concept or their `ThreadHeap` layer: this is a concrete struct
+// of the malloc, one per thread that allocates.
 //
-// Each thread allocates from its own Heap with no lock. For every size class
+// Each thread allocates from its own PerThreadHeap with no lock. For every size class
 // the heap keeps Vam's two lists (§3.2, §3.5):
 //   available — page blocks with free space; allocation uses the front one
 //               until it is full ("ordered per-size allocation");
@@ -79,13 +81,13 @@ struct ClassQueue {
 // the fast path falls through to the slow path without a null check.
 extern Page g_empty_page;
 
-struct Heap {
-  Heap() = default;
+struct PerThreadHeap {
+  PerThreadHeap() = default;
   // The heap of a thread that has none yet (or any more): owns nothing, every
   // class slot is &g_empty_page. Threads start out pointing at it, so the fast
   // paths need no null check and free()'s owner compare never matches.
   struct NoThreadTag {};
-  constexpr explicit Heap(NoThreadTag) noexcept : current{} {
+  constexpr explicit PerThreadHeap(NoThreadTag) noexcept : current{} {
     for (Page*& c : current) c = &g_empty_page;
   }
 
@@ -106,8 +108,8 @@ struct Heap {
   std::uint32_t overflows_to_lower = 0;   // LRU overflows since the limit was last lowered
   std::uint32_t kept_abandoned = 0;       // empty blocks counted in the abandoned heaps' budget
   SmallSegment* segments = nullptr;  // segments this heap owns
-  Heap* next_heap = nullptr;    // registry of all heaps
-  Heap* next_abandoned = nullptr;
+  PerThreadHeap* next_heap = nullptr;    // registry of all heaps
+  PerThreadHeap* next_abandoned = nullptr;
   std::uint32_t number = 0;     // creation order; picks the large arena
   bool abandoned = false;
 
@@ -151,10 +153,10 @@ std::size_t reclaimed_blocks() noexcept;  // blocks discarded that way (statisti
 std::size_t abandoned_kept_blocks() noexcept;
 std::size_t handed_over_blocks() noexcept;
 
-// Heap lifecycle (locked registry; never on a fast path).
-Heap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM
-void heap_abandon(Heap* heap) noexcept;
-Heap* heap_registry_head() noexcept;  // walk with Heap::next_heap (stats)
+// PerThreadHeap lifecycle (locked registry; never on a fast path).
+PerThreadHeap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM
+void heap_abandon(PerThreadHeap* heap) noexcept;
+PerThreadHeap* heap_registry_head() noexcept;  // walk with PerThreadHeap::next_heap (stats)
 
 // Checked mode: validate a small free (report and abort on misuse); with
 // `mark`, also mark the object freed with a cookie in its second word so a
