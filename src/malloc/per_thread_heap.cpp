@@ -25,7 +25,7 @@ constexpr std::size_t kMetaChunk = 256 * 1024;
 constexpr std::size_t kHeapStride = (sizeof(PerThreadHeap) + 63) & ~std::size_t{63};
 
 pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-SmallSegment* g_segment_pool = nullptr;
+SegmentList g_segment_pool;
 
 constexpr std::uintptr_t kFreedCookie = 0x5354524154414642;  // "STRATAFB"
 std::uintptr_t freed_cookie(const void* object) noexcept {
@@ -94,31 +94,6 @@ SmallSegment* segment_of_page(const Page* page) noexcept {
   return reinterpret_cast<SmallSegment*>(reinterpret_cast<std::uintptr_t>(page) & ~(cfg::kSegmentSize - 1));
 }
 
-// Segment list helpers: segments with unused pages are kept at the front.
-void unlink_segment(SmallSegment*& list, SmallSegment* seg) noexcept {
-  if (seg->prev) seg->prev->next = seg->next; else list = seg->next;
-  if (seg->next) seg->next->prev = seg->prev;
-  seg->prev = seg->next = nullptr;
-}
-void push_segment_front(SmallSegment*& list, SmallSegment* seg) noexcept {
-  seg->prev = nullptr;
-  seg->next = list;
-  if (list) list->prev = seg;
-  list = seg;
-}
-void push_segment_back(SmallSegment*& list, SmallSegment* seg) noexcept {
-  seg->next = nullptr;
-  if (!list) {
-    seg->prev = nullptr;
-    list = seg;
-    return;
-  }
-  SmallSegment* last = list;
-  while (last->next) last = last->next;
-  last->next = seg;
-  seg->prev = last;
-}
-
 SmallSegment* map_small_segment() noexcept {
   void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
   if (!mem) return nullptr;
@@ -183,7 +158,7 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
 void* PerThreadHeap::malloc_small(std::size_t cls) noexcept {
   ClassQueue& q = queues[cls];
   for (;;) {
-    Page* page = q.available.head;
+    Page* page = q.available.front();
     if (!page) {
       page = refill(cls);
       if (!page) return nullptr;
@@ -197,7 +172,7 @@ void* PerThreadHeap::malloc_small(std::size_t cls) noexcept {
 }
 
 void PerThreadHeap::sync_current(std::size_t cls) noexcept {
-  Page* front = queues[cls].available.head;
+  Page* front = queues[cls].available.front();
   current[cls] = (front && !checked_mode()) ? front : &g_empty_page;
 }
 
@@ -232,7 +207,7 @@ void PerThreadHeap::move_to_front(Page* page) noexcept {
 // while it was the front (hysteresis); if it is empty now, it goes.
 void PerThreadHeap::push_available(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
-  Page* old_front = q.available.head;
+  Page* old_front = q.available.front();
   q.available.push_front(page);
   if (old_front && old_front->used() == 0) retire(old_front);
   sync_current(cls);
@@ -250,18 +225,18 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
     // Round robin over the full list: a block without enough remote frees
     // goes to the back, so the next refill continues with the unseen ones.
     std::size_t budget = cfg::kFullScanBudget;
-    while (q.scan_left > 0 && budget-- > 0 && q.full.head) {
-      Page* page = q.full.head;
+    while (q.scan_left > 0 && budget-- > 0 && q.full.front()) {
+      Page* page = q.full.front();
       --q.scan_left;
       if (collect_remote(page) && page->until_trigger <= 0) {
         move_to_front(page);
-        if (page->used() == 0 && page != q.available.head) retire(page);
+        if (page->used() == 0 && page != q.available.front()) retire(page);
       } else {
         q.full.remove(page);
         q.full.push_back(page);
       }
     }
-    if (q.available.head) return q.available.head;
+    if (q.available.front()) return q.available.front();
   }
   Page* page = fresh_page(cls);
   if (!page) return nullptr;
@@ -270,7 +245,7 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
 }
 
 Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
-  Page* page = empty_pages.head;  // the most recently emptied block is the warmest
+  Page* page = empty_pages.front();  // the most recently emptied block is the warmest
   if (page) {
     empty_pages.remove(page);
   } else {
@@ -283,14 +258,14 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
     // While exited threads' empty blocks wait resident for adopters, a block
     // faulted in here gives one of them back: the waiting costs no RSS.
     if (g_abandoned_kept.load(std::memory_order_relaxed) > 0) give_back_abandoned_block();
-    SmallSegment* seg = segments;
+    SmallSegment* seg = segments.front();
     if (!seg || seg->free_pages == 0) seg = take_segment();
     if (!seg) return nullptr;
     unsigned i = static_cast<unsigned>(__builtin_ctzll(seg->free_pages));
     seg->free_pages &= ~(std::uint64_t{1} << i);
-    if (seg->free_pages == 0 && seg->next) {  // full segments go to the back
-      unlink_segment(segments, seg);
-      push_segment_back(segments, seg);
+    if (seg->free_pages == 0 && SegmentList::next(seg)) {  // full segments go to the back
+      segments.remove(seg);
+      segments.push_back(seg);
     }
     page = &seg->pages[i];
   }
@@ -302,20 +277,19 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
   page->trigger = 0;
   page->flags = 0;
   page->state = PageState::kInClass;
-  page->prev = page->next = nullptr;
+  page->link = {};
   page->in_full.store(false, std::memory_order_relaxed);
   return page;
 }
 
 SmallSegment* PerThreadHeap::take_segment() noexcept {
   pthread_mutex_lock(&g_pool_lock);
-  SmallSegment* seg = g_segment_pool;
-  if (seg) unlink_segment(g_segment_pool, seg);
+  SmallSegment* seg = g_segment_pool.pop_front();
   pthread_mutex_unlock(&g_pool_lock);
   if (!seg) seg = map_small_segment();
   if (!seg) return nullptr;
   seg->header.owner = this;
-  push_segment_front(segments, seg);
+  segments.push_front(seg);
   return seg;
 }
 
@@ -342,7 +316,7 @@ void PerThreadHeap::on_trigger(Page* page) noexcept {
 void PerThreadHeap::page_emptied(Page* page) noexcept {
   // Hysteresis: the front block of a class stays even when empty, so a loop
   // that allocates and frees one object does not retire and refetch it.
-  if (page == queues[page->cls].available.head) return;
+  if (page == queues[page->cls].available.front()) return;
   retire(page);
 }
 
@@ -374,7 +348,7 @@ void PerThreadHeap::park_empty(Page* page) noexcept {
 }
 
 void PerThreadHeap::discard_oldest_empty() noexcept {
-  Page* oldest = empty_pages.tail;
+  Page* oldest = empty_pages.back();
   empty_pages.remove(oldest);
   release_page(oldest);
 }
@@ -386,17 +360,17 @@ void PerThreadHeap::release_page(Page* page) noexcept {
   page->state = PageState::kUnused;
   SmallSegment* seg = segment_of_page(page);
   seg->free_pages |= std::uint64_t{1} << page_index(page, seg);
-  unlink_segment(segments, seg);
+  segments.remove(seg);
   if (seg->free_pages == SmallSegment::kAllPagesFree) {
     // All unused and discarded: the segment goes to the global pool. Segments
     // are never unmapped, so a late remote free's read of a descriptor always
     // reads mapped memory.
     seg->header.owner = nullptr;
     pthread_mutex_lock(&g_pool_lock);
-    push_segment_front(g_segment_pool, seg);
+    g_segment_pool.push_front(seg);
     pthread_mutex_unlock(&g_pool_lock);
   } else {
-    push_segment_front(segments, seg);
+    segments.push_front(seg);
   }
 }
 
@@ -404,13 +378,13 @@ void PerThreadHeap::release_all() noexcept {
   for (std::size_t cls = 0; cls < kClassCount; ++cls) {
     ClassQueue& q = queues[cls];
     q.full_has_remote.store(false, std::memory_order_relaxed);
-    for (Page* page = q.full.head; page;) {
-      Page* next = page->next;
+    for (Page* page = q.full.front(); page;) {
+      Page* next = PageList::next(page);
       if (collect_remote(page)) move_to_front(page);
       page = next;
     }
-    for (Page* page = q.available.head; page;) {
-      Page* next = page->next;
+    for (Page* page = q.available.front(); page;) {
+      Page* next = PageList::next(page);
       collect_remote(page);
       if (page->used() == 0) park_empty(page);  // the front blocks too: all go to the adopter
       page = next;

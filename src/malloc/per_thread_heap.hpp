@@ -37,37 +37,36 @@
 #include <cstdint>
 
 #include "config.hpp"
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "segment.hpp"
 #include "size_classes.hpp"
 
 namespace strata::malloc_detail {
 
-// A doubly linked list of page blocks (intrusive, through Page::prev/next).
+// A counted list of page blocks: the catalogue's intrusive doubly linked list
+// (links in Page::link) plus its length, which the empty-block LRU and the
+// full-list scan need.
 struct PageList {
-  Page* head = nullptr;
-  Page* tail = nullptr;
-  std::size_t count = 0;
+  using Pages = layers::IntrusiveDList<Page, &Page::link>;
 
+  Page* front() const noexcept { return pages.front(); }
+  Page* back() const noexcept { return pages.back(); }
+  static Page* next(const Page* p) noexcept { return Pages::next(p); }
   void push_front(Page* p) noexcept {
-    p->prev = nullptr;
-    p->next = head;
-    if (head) head->prev = p; else tail = p;
-    head = p;
+    pages.push_front(p);
     ++count;
   }
   void push_back(Page* p) noexcept {
-    p->next = nullptr;
-    p->prev = tail;
-    if (tail) tail->next = p; else head = p;
-    tail = p;
+    pages.push_back(p);
     ++count;
   }
   void remove(Page* p) noexcept {
-    if (p->prev) p->prev->next = p->next; else head = p->next;
-    if (p->next) p->next->prev = p->prev; else tail = p->prev;
-    p->prev = p->next = nullptr;
+    pages.remove(p);
     --count;
   }
+
+  Pages pages;
+  std::size_t count = 0;
 };
 
 struct ClassQueue {
@@ -107,7 +106,7 @@ struct PerThreadHeap {
   std::uint32_t unanswered_discards = 0;  // discards not yet followed by a fresh block
   std::uint32_t overflows_to_lower = 0;   // LRU overflows since the limit was last lowered
   std::uint32_t kept_abandoned = 0;       // empty blocks counted in the abandoned heaps' budget
-  SmallSegment* segments = nullptr;  // segments this heap owns
+  SegmentList segments;         // segments this heap owns, those with unused pages first
   PerThreadHeap* next_heap = nullptr;    // registry of all heaps
   PerThreadHeap* next_abandoned = nullptr;
   std::uint32_t number = 0;     // creation order; picks the large arena

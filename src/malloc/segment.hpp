@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "config.hpp"
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "os.hpp"
 
 namespace strata::malloc_detail {
@@ -94,8 +95,7 @@ struct alignas(64) Page {
   // one less per remote free after that. A hint: reaching 0 means every object
   // may be on `remote`, which the freeing thread then checks (free_remote).
   std::atomic<std::uint16_t> remote_left{0};
-  Page* prev;  // in the class's available/full list, or the empty-page cache
-  Page* next;
+  layers::DListLink<Page> link;  // in the class's available/full list, or the empty-page cache (PageList)
   std::atomic<FreeBlock*> remote{nullptr};  // freed by other threads; the owner takes the whole list
 
   std::uint32_t used() const noexcept {
@@ -152,8 +152,7 @@ static_assert(cfg::kPageSize / cfg::kMinAlign <= 65535, "a block's object count 
 
 struct SmallSegment {
   SegmentHeader header;  // header.owner: the owning heap
-  SmallSegment* prev;
-  SmallSegment* next;
+  layers::DListLink<SmallSegment> link;  // in its heap's segment list or the pool of unused segments
   std::uint64_t free_pages;  // bit i: page i is not in use (bit 0, the header, never is)
   alignas(64) Page pages[cfg::kPagesPerSegment];
 
@@ -169,6 +168,9 @@ struct SmallSegment {
 };
 
 static_assert(sizeof(SmallSegment) <= cfg::kPageSize, "the header fits in page 0");
+
+// A heap's segments, or the pool of unused ones.
+using SegmentList = layers::IntrusiveDList<SmallSegment, &SmallSegment::link>;
 static_assert(offsetof(SmallSegment, pages) == kPageDescriptorsOffset);
 
 }  // namespace strata::malloc_detail

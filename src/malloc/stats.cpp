@@ -42,7 +42,7 @@ void add_heap(SmallTotals& totals, const PerThreadHeap* heap) noexcept {
   if (heap->retain_limit > totals.largest_limit) totals.largest_limit = heap->retain_limit;
   for (std::size_t cls = 0; cls < kClassCount; ++cls)
     for (const PageList* list : {&heap->queues[cls].available, &heap->queues[cls].full})
-      for (const Page* page = list->head; page; page = page->next) add_page(totals.classes[cls], page);
+      for (const Page* page = list->front(); page; page = PageList::next(page)) add_page(totals.classes[cls], page);
 }
 
 // The per-class table, then the small objects' summary line.
