@@ -192,9 +192,7 @@ bool LargeArena::add_region() noexcept {
     return false;
   }
   auto* r = new (mem) LargeRegion{};
-  r->header.kind = SegmentKind::kLarge;
-  r->header.map_base = mem;
-  r->header.mapped_bytes = cfg::kSegmentSize;
+  init_segment_header(r->header, SegmentKind::kLarge, mem);
   r->arena = this;
   regions_.push_front(r);
   ++region_count_;

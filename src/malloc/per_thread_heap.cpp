@@ -103,9 +103,7 @@ SmallSegment* map_small_segment() noexcept {
     return nullptr;
   }
   auto* seg = new (mem) SmallSegment{};
-  seg->header.kind = SegmentKind::kSmall;
-  seg->header.map_base = mem;
-  seg->header.mapped_bytes = cfg::kSegmentSize;
+  init_segment_header(seg->header, SegmentKind::kSmall, mem);
   seg->free_pages = SmallSegment::kAllPagesFree;
   for (std::size_t i = 0; i < cfg::kPagesPerSegment; ++i) {
     Page& page = seg->pages[i];

@@ -42,6 +42,14 @@ struct SegmentHeader {
   PerThreadHeap* owner = nullptr;
 };
 
+// The header of a segment that is a kSegmentSize mapping of its own at `mem`
+// (small segments, large regions).
+inline void init_segment_header(SegmentHeader& header, SegmentKind kind, void* mem) noexcept {
+  header.kind = kind;
+  header.map_base = mem;
+  header.mapped_bytes = cfg::kSegmentSize;
+}
+
 inline SegmentHeader* segment_of(const void* p) noexcept {
   return reinterpret_cast<SegmentHeader*>(segment_base(p));
 }
