@@ -1,5 +1,8 @@
 // The platform layer: the only place strata talks to the kernel about pages,
-// threads and locks. Everything above it is portable C++.
+// threads and locks. Everything above it is portable C++. Page mapping:
+// map_pages (anywhere), map_pages_at (at an address), reserve_pages +
+// commit_pages, replace_pages, move_pages, grow_pages_in_place,
+// discard_pages, unmap_pages.
 #pragma once
 #include <atomic>
 #include <cerrno>
@@ -16,9 +19,21 @@ inline std::size_t page_size() noexcept {
   return size;
 }
 
+// Whether the kernel sets swap aside for a mapping when it is made
+// (kReserved, the default) or charges each page only once it is touched
+// (kUnreserved, MAP_NORESERVE: room for many objects at little cost). Under
+// vm.overcommit_memory = 2 the kernel charges every page at once either way.
+enum class Swap { kReserved, kUnreserved };
+
+namespace detail {
+constexpr int map_flags(Swap swap) noexcept {
+  return MAP_PRIVATE | MAP_ANONYMOUS | (swap == Swap::kUnreserved ? MAP_NORESERVE : 0);
+}
+}  // namespace detail
+
 // Fresh zeroed read-write pages, or nullptr (errno ENOMEM) when the kernel says no.
-inline void* map_pages(std::size_t bytes) noexcept {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+inline void* map_pages(std::size_t bytes, Swap swap = Swap::kReserved) noexcept {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, detail::map_flags(swap), -1, 0);
   if (p == MAP_FAILED) {
     errno = ENOMEM;
     return nullptr;
@@ -40,6 +55,42 @@ inline void* map_file(int fd, std::size_t bytes, FileAccess access) noexcept {
   const int sharing = access == FileAccess::shared ? MAP_SHARED : MAP_PRIVATE;
   void* p = ::mmap(nullptr, bytes, protection, sharing, fd, 0);
   return p == MAP_FAILED ? nullptr : p;
+}
+
+// Fresh zeroed read-write pages exactly at `address` (page-aligned), never over
+// a mapping that is already there (MAP_FIXED_NOREPLACE); nullptr when the range
+// is taken (errno as mmap left it). Lets an allocator ask for an aligned spot
+// it expects to be free without over-mapping and trimming.
+inline void* map_pages_at(void* address, std::size_t bytes, Swap swap = Swap::kReserved) noexcept {
+  void* p = ::mmap(address, bytes, PROT_READ | PROT_WRITE, detail::map_flags(swap) | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (p != address) {  // a kernel before 4.17 takes the flag as a mere hint
+    ::munmap(p, bytes);
+    return nullptr;
+  }
+  return p;
+}
+
+// Fresh zeroed pages (swap unreserved) in place of whatever [address,
+// address+bytes) held, in one system call; false if the kernel refuses. Unlike
+// discard_pages this makes the range one new mapping, so pieces that
+// move_pages put there merge back into their neighbours.
+inline bool replace_pages(void* address, std::size_t bytes) noexcept {
+  return ::mmap(address, bytes, PROT_READ | PROT_WRITE, detail::map_flags(Swap::kUnreserved) | MAP_FIXED, -1, 0) ==
+         address;
+}
+
+// Moves the pages of [from, from+old_bytes), contents and all, to `to`
+// (replacing the new_bytes mapped there; new_bytes >= old_bytes), without
+// copying: the kernel rewrites page tables (mremap). The old range is
+// unmapped. False if the kernel refuses.
+inline bool move_pages(void* from, std::size_t old_bytes, std::size_t new_bytes, void* to) noexcept {
+  return ::mremap(from, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED;
+}
+
+// Grows a mapping where it is (the pages after it must be free); never moves it.
+inline bool grow_pages_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+  return ::mremap(ptr, old_bytes, new_bytes, 0) != MAP_FAILED;
 }
 
 // Address space only: no memory is committed until commit_pages.

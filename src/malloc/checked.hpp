@@ -1,5 +1,6 @@
 // Checked mode: misuse (double free, a pointer strata never returned) is
-// reported with the address, then the process aborts.
+// reported with the address, then the process aborts (checked.cpp; the checks
+// of small objects are in per_thread_heap.cpp, of large ones in large_heap.cpp).
 #pragma once
 #include <atomic>
 
@@ -7,7 +8,9 @@
 
 namespace strata::malloc_detail {
 
-extern std::atomic<bool> g_checked;  // STRATA_CHECK=1
+// STRATA_CHECK=1 (options.cpp sets it). Hidden, like all of libstrata: a
+// rip-relative load, not one through the GOT, in every file that asks.
+extern std::atomic<bool> g_checked __attribute__((visibility("hidden")));
 
 inline bool checked_mode() noexcept {
   return malloc_config::kAlwaysChecked || g_checked.load(std::memory_order_relaxed);
@@ -15,5 +18,9 @@ inline bool checked_mode() noexcept {
 
 // "strata: <what> <address>" on stderr, then abort().
 [[noreturn]] void report_misuse(const char* what, const void* p) noexcept;
+
+// Is p something strata handed out and has not taken back? Reports and aborts
+// if not. `freeing`: p is about to be freed (a small object gets the freed cookie).
+void check_pointer(void* p, bool freeing) noexcept;
 
 }  // namespace strata::malloc_detail

@@ -10,6 +10,7 @@
 #include "config.hpp"
 #include "os.hpp"
 #include "segment.hpp"
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
 
 namespace strata::malloc_detail {
 
@@ -29,8 +30,9 @@ constexpr unsigned kFirstLevel = 64;
 struct Chunk {
   std::size_t prev_size;
   std::size_t size_flags;
-  Chunk* next_free;  // free chunks only
-  Chunk* prev_free;
+  // Free chunks: in their size bin. A chunk whose free was deferred (not in a
+  // bin, see LargeArena::deferred_) is linked through free_link.next instead.
+  layers::DListLink<Chunk> free_link;
 
   std::size_t size() const noexcept { return size_flags & ~kFlagMask; }
   bool in_use() const noexcept { return size_flags & kInUse; }
@@ -48,10 +50,12 @@ struct Chunk {
 struct alignas(64) LargeRegion {
   SegmentHeader header;
   LargeArena* arena;
-  LargeRegion* prev;
-  LargeRegion* next;
+  layers::DListLink<LargeRegion> link;  // in its arena's regions_
 };
 constexpr std::size_t kRegionHeader = sizeof(LargeRegion);
+
+// A size bin: free chunks of one segregated-fit class, one pointer each.
+using FreeBin = layers::IntrusiveDList<Chunk, &Chunk::free_link, layers::ListEnds::kHeadOnly>;
 constexpr std::size_t kRegionPayload = cfg::kSegmentSize - kRegionHeader - kHeader;  // minus the end sentinel
 
 Chunk* first_chunk(LargeRegion* r) noexcept {
@@ -91,7 +95,7 @@ class LargeArena {
     if (first_map_) {  // the biggest chunk is in the highest non-empty bin
       unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(first_map_));
       unsigned sl = 31u - static_cast<unsigned>(__builtin_clz(second_map_[fl]));
-      for (Chunk* c = bins_[fl][sl]; c; c = c->next_free)
+      for (Chunk* c = bins_[fl][sl].front(); c; c = FreeBin::next(c))
         if (c->size() > s.largest_free) s.largest_free = c->size();
     }
   }
@@ -110,8 +114,8 @@ class LargeArena {
 
   std::uint64_t first_map_ = 0;
   std::uint32_t second_map_[kFirstLevel] = {};
-  Chunk* bins_[kFirstLevel][kSecondLevel] = {};
-  LargeRegion* regions_ = nullptr;
+  FreeBin bins_[kFirstLevel][kSecondLevel];
+  layers::IntrusiveDList<LargeRegion, &LargeRegion::link, layers::ListEnds::kHeadOnly> regions_;
   std::size_t region_count_ = 0;
   std::size_t empty_regions_ = 0;  // completely free regions kept mapped
   // How many empty regions stay mapped (kLargeSpareRegions..kLargeSpareRegionsMax):
@@ -124,7 +128,7 @@ class LargeArena {
   std::size_t live_objects_ = 0;
   std::size_t live_bytes_ = 0;
   // Chunks whose free found the lock busy (typically a free from another
-  // thread while the owner allocates), linked through next_free and released
+  // thread while the owner allocates), linked through free_link.next and released
   // by whoever holds the lock next: a free never waits for the lock.
   std::atomic<Chunk*> deferred_{nullptr};
   std::atomic<std::size_t> deferred_bytes_{0};
@@ -138,10 +142,7 @@ LargeRegion* region_of(const void* p) noexcept { return reinterpret_cast<LargeRe
 void LargeArena::insert(Chunk* c) noexcept {
   unsigned fl, sl;
   bin_of(c->size(), fl, sl);
-  c->prev_free = nullptr;
-  c->next_free = bins_[fl][sl];
-  if (c->next_free) c->next_free->prev_free = c;
-  bins_[fl][sl] = c;
+  bins_[fl][sl].push_front(c);
   first_map_ |= std::uint64_t{1} << fl;
   second_map_[fl] |= 1u << sl;
   free_bytes_ += c->size();
@@ -151,9 +152,8 @@ void LargeArena::insert(Chunk* c) noexcept {
 void LargeArena::remove(Chunk* c) noexcept {
   unsigned fl, sl;
   bin_of(c->size(), fl, sl);
-  if (c->prev_free) c->prev_free->next_free = c->next_free; else bins_[fl][sl] = c->next_free;
-  if (c->next_free) c->next_free->prev_free = c->prev_free;
-  if (!bins_[fl][sl]) {
+  bins_[fl][sl].remove(c);
+  if (bins_[fl][sl].empty()) {
     second_map_[fl] &= ~(1u << sl);
     if (!second_map_[fl]) first_map_ &= ~(std::uint64_t{1} << fl);
   }
@@ -176,7 +176,7 @@ Chunk* LargeArena::find(std::size_t size) noexcept {
     second = second_map_[fl];
   }
   sl = static_cast<unsigned>(__builtin_ctz(second));
-  return bins_[fl][sl];
+  return bins_[fl][sl].front();
 }
 
 bool LargeArena::add_region() noexcept {
@@ -192,13 +192,9 @@ bool LargeArena::add_region() noexcept {
     return false;
   }
   auto* r = new (mem) LargeRegion{};
-  r->header.kind = SegmentKind::kLarge;
-  r->header.map_base = mem;
-  r->header.mapped_bytes = cfg::kSegmentSize;
+  init_segment_header(r->header, SegmentKind::kLarge, mem);
   r->arena = this;
-  r->next = regions_;
-  if (regions_) regions_->prev = r;
-  regions_ = r;
+  regions_.push_front(r);
   ++region_count_;
   Chunk* c = first_chunk(r);
   c->prev_size = 0;
@@ -252,7 +248,7 @@ void LargeArena::release_deferred() noexcept {
   Chunk* c = deferred_.exchange(nullptr, std::memory_order_acquire);
   std::size_t bytes = 0;
   while (c) {
-    Chunk* next = c->next_free;
+    Chunk* next = c->free_link.next;
     bytes += c->size();
     release_locked(c);
     c = next;
@@ -264,7 +260,7 @@ void LargeArena::defer(Chunk* c) noexcept {
   deferred_bytes_.fetch_add(c->size(), std::memory_order_relaxed);
   Chunk* head = deferred_.load(std::memory_order_relaxed);
   do {
-    c->next_free = head;
+    c->free_link.next = head;
   } while (!deferred_.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
 }
 
@@ -349,8 +345,7 @@ void LargeArena::release_locked(Chunk* c) noexcept {
   if (size == kRegionPayload && empty_regions_ >= spare_limit_) {
     if (spare_limit_ > cfg::kLargeSpareRegions) --spare_limit_;
     if (unanswered_unmaps_ < cfg::kLargeSpareRegionsMax) ++unanswered_unmaps_;
-    if (region->prev) region->prev->next = region->next; else regions_ = region->next;
-    if (region->next) region->next->prev = region->prev;
+    regions_.remove(region);
     --region_count_;
     area_remove(region);
     unmap(region, cfg::kSegmentSize);
@@ -367,7 +362,7 @@ void LargeArena::purge() noexcept {
     unsigned fl = static_cast<unsigned>(__builtin_ctzll(first));
     for (std::uint32_t second = second_map_[fl]; second; second &= second - 1) {
       unsigned sl = static_cast<unsigned>(__builtin_ctz(second));
-      for (Chunk* c = bins_[fl][sl]; c; c = c->next_free) {
+      for (Chunk* c = bins_[fl][sl].front(); c; c = FreeBin::next(c)) {
         if (!c->dirty()) continue;
         discard(reinterpret_cast<char*>(c) + kMinChunk, c->size() - kMinChunk);
         c->size_flags &= ~kDirty;

@@ -1,7 +1,6 @@
 #include "os.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -46,14 +45,7 @@ void* map_at_hint(std::size_t bytes, std::size_t align) noexcept {
   std::uintptr_t last = g_next_hint.load(std::memory_order_relaxed);
   if (last < bytes + align) return nullptr;
   std::uintptr_t want = (last - bytes) & ~(align - 1);
-  void* p = ::mmap(reinterpret_cast<void*>(want), bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  if (reinterpret_cast<std::uintptr_t>(p) != want) {  // a kernel that ignores the flag
-    ::munmap(p, bytes);
-    return nullptr;
-  }
-  return p;
+  return platform::map_pages_at(reinterpret_cast<void*>(want), bytes);
 }
 
 void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
@@ -83,15 +75,13 @@ void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noex
 }
 
 bool move_pages(void* from, std::size_t old_bytes, std::size_t new_bytes, void* to) noexcept {
-  void* p = ::mremap(from, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to);
-  if (p == MAP_FAILED) return false;
+  if (!platform::move_pages(from, old_bytes, new_bytes, to)) return false;
   g_mapped_bytes.fetch_sub(old_bytes, std::memory_order_relaxed);  // `to` was counted by map_aligned
   return true;
 }
 
 bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept {
-  void* p = ::mremap(ptr, old_bytes, new_bytes, 0);
-  if (p == MAP_FAILED) return false;
+  if (!platform::grow_pages_in_place(ptr, old_bytes, new_bytes)) return false;
   g_mapped_bytes.fetch_add(new_bytes - old_bytes, std::memory_order_relaxed);
   return true;
 }
@@ -123,24 +113,21 @@ void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
   if (strict.load(std::memory_order_relaxed) < 0) strict.store(kernel_commits_strictly(), std::memory_order_relaxed);
   if (strict.load(std::memory_order_relaxed) == 1) return nullptr;
   std::size_t span = bytes + align;
-  void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
+  void* raw = platform::map_pages(span, platform::Swap::kUnreserved);
+  if (!raw) return nullptr;
   auto base = reinterpret_cast<std::uintptr_t>(raw);
   std::uintptr_t start = (base + align - 1) & ~(align - 1);
-  if (start > base) ::munmap(raw, start - base);
+  if (start > base) platform::unmap_pages(raw, start - base);
   std::uintptr_t tail = start + bytes;
-  if (base + span > tail) ::munmap(reinterpret_cast<void*>(tail), base + span - tail);
+  if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
   g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(start);
 }
 
 MoveResult move_within_reservation(void* from, std::size_t bytes, void* to) noexcept {
-  if (::mremap(from, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED) return MoveResult::kNotMoved;
-  // NOREPLACE: another thread may have mapped the hole in the meantime.
-  void* refill = ::mmap(from, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
-                        -1, 0);
-  if (refill == from) return MoveResult::kMoved;
-  if (refill != MAP_FAILED) ::munmap(refill, bytes);  // a kernel that ignores the flag
+  if (!platform::move_pages(from, bytes, bytes, to)) return MoveResult::kNotMoved;
+  // At `from` only: another thread may have mapped the hole in the meantime.
+  if (platform::map_pages_at(from, bytes, platform::Swap::kUnreserved)) return MoveResult::kMoved;
   g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   return MoveResult::kMovedLeavingAHole;
 }
@@ -159,8 +146,7 @@ void discard(void* ptr, std::size_t bytes) noexcept {
 }
 
 void discard_by_remapping(void* ptr, std::size_t bytes) noexcept {
-  void* p = ::mmap(ptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-  if (p != ptr) {  // e.g. no mapping left to split into: the pages go back all the same
+  if (!platform::replace_pages(ptr, bytes)) {  // e.g. no mapping left to split into: the pages go back all the same
     discard(ptr, bytes);
     return;
   }

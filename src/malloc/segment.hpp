@@ -15,11 +15,12 @@
 #include <cstdint>
 
 #include "config.hpp"
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "os.hpp"
 
 namespace strata::malloc_detail {
 
-struct Heap;
+struct PerThreadHeap;
 
 // What kind of segment a header starts; odd magic numbers so that checked mode
 // rarely mistakes random memory for a header.
@@ -38,8 +39,16 @@ struct SegmentHeader {
   // Small segments: the owning heap, constant while the segment belongs to it.
   // nullptr in every other segment, and a thread's heap pointer is never
   // nullptr, so free()'s one compare "owner == my heap" also proves the kind.
-  Heap* owner = nullptr;
+  PerThreadHeap* owner = nullptr;
 };
+
+// The header of a segment that is a kSegmentSize mapping of its own at `mem`
+// (small segments, large regions).
+inline void init_segment_header(SegmentHeader& header, SegmentKind kind, void* mem) noexcept {
+  header.kind = kind;
+  header.map_base = mem;
+  header.mapped_bytes = cfg::kSegmentSize;
+}
 
 inline SegmentHeader* segment_of(const void* p) noexcept {
   return reinterpret_cast<SegmentHeader*>(segment_base(p));
@@ -94,8 +103,7 @@ struct alignas(64) Page {
   // one less per remote free after that. A hint: reaching 0 means every object
   // may be on `remote`, which the freeing thread then checks (free_remote).
   std::atomic<std::uint16_t> remote_left{0};
-  Page* prev;  // in the class's available/full list, or the empty-page cache
-  Page* next;
+  layers::DListLink<Page> link;  // in the class's available/full list, or the empty-page cache (PageList)
   std::atomic<FreeBlock*> remote{nullptr};  // freed by other threads; the owner takes the whole list
 
   std::uint32_t used() const noexcept {
@@ -152,8 +160,7 @@ static_assert(cfg::kPageSize / cfg::kMinAlign <= 65535, "a block's object count 
 
 struct SmallSegment {
   SegmentHeader header;  // header.owner: the owning heap
-  SmallSegment* prev;
-  SmallSegment* next;
+  layers::DListLink<SmallSegment> link;  // in its heap's segment list or the pool of unused segments
   std::uint64_t free_pages;  // bit i: page i is not in use (bit 0, the header, never is)
   alignas(64) Page pages[cfg::kPagesPerSegment];
 
@@ -169,6 +176,9 @@ struct SmallSegment {
 };
 
 static_assert(sizeof(SmallSegment) <= cfg::kPageSize, "the header fits in page 0");
+
+// A heap's segments, or the pool of unused ones.
+using SegmentList = layers::IntrusiveDList<SmallSegment, &SmallSegment::link>;
 static_assert(offsetof(SmallSegment, pages) == kPageDescriptorsOffset);
 
 }  // namespace strata::malloc_detail

@@ -16,7 +16,7 @@
 #include "os.hpp"
 #include "segment.hpp"
 #include "strata/strata.h"
-#include "thread_heap.hpp"
+#include "per_thread_heap.hpp"
 
 namespace {
 
@@ -152,7 +152,7 @@ TEST(StrataPages, BatchesAllocatedAndFreedAgainAndAgainReuseWarmBlocks) {
 }
 
 // The heap that owns a small object (its segment's owner).
-strata::malloc_detail::Heap* heap_of(void* p) {
+strata::malloc_detail::PerThreadHeap* heap_of(void* p) {
   return strata::malloc_detail::segment_of(p)->owner;
 }
 

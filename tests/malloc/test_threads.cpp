@@ -18,7 +18,7 @@
 #include "os.hpp"
 #include "segment.hpp"
 #include "strata/strata.h"
-#include "thread_heap.hpp"
+#include "per_thread_heap.hpp"
 
 namespace {
 
@@ -205,7 +205,7 @@ TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
     for (std::size_t i = 0; i < kObjects; ++i) objects.push_back(strata_malloc(256));
     for (void* p : objects) strata_free(p);
   };
-  strata::malloc_detail::Heap* first_heap = nullptr;
+  strata::malloc_detail::PerThreadHeap* first_heap = nullptr;
   std::size_t discarded_before_exit = 0;
   std::thread([&] {
     for (int round = 0; round < 3; ++round) fill_and_free();  // raises the retain limit

@@ -6,7 +6,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdlib>
-#include <new>
+
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
 
 namespace strata::workload {
 
@@ -19,43 +20,33 @@ class NaiveRegion {
 
   // nullptr when malloc fails (errno is malloc's).
   void* malloc(std::size_t size) noexcept {
-    auto* link = static_cast<Link*>(std::malloc(sizeof(Link) + size));
-    if (link == nullptr) return nullptr;
-    link->prev = &head_;
-    link->next = head_.next;
-    if (head_.next != nullptr) head_.next->prev = link;
-    head_.next = link;
-    return link + 1;
+    auto* block = static_cast<Block*>(std::malloc(sizeof(Block) + size));
+    if (block == nullptr) return nullptr;
+    blocks_.push_front(block);
+    return block + 1;
   }
 
   // Gives one object back to malloc now.
   void free(void* ptr) noexcept {
     if (ptr == nullptr) return;
-    Link* link = static_cast<Link*>(ptr) - 1;
-    link->prev->next = link->next;
-    if (link->next != nullptr) link->next->prev = link->prev;
-    std::free(link);
+    Block* block = static_cast<Block*>(ptr) - 1;
+    blocks_.remove(block);
+    std::free(block);
   }
 
   // Frees every object still in the region.
   void clear() noexcept {
-    Link* link = head_.next;
-    while (link != nullptr) {
-      Link* next = link->next;
-      std::free(link);
-      link = next;
-    }
-    head_.next = nullptr;
+    blocks_.drain([](Block* block) { std::free(block); });
   }
 
  private:
-  // 16 bytes: keeps the object 16-byte aligned like malloc's.
-  struct Link {
-    Link* prev;
-    Link* next;
+  // In front of each object, linking it into the region's blocks; 16 bytes:
+  // keeps the object 16-byte aligned like malloc's.
+  struct Block {
+    layers::DListLink<Block> link;
   };
-  static_assert(sizeof(Link) == 16);
-  Link head_{nullptr, nullptr};
+  static_assert(sizeof(Block) == 16);
+  layers::IntrusiveDList<Block, &Block::link, layers::ListEnds::kHeadOnly> blocks_;
 };
 
 }  // namespace strata::workload

@@ -7,4 +7,6 @@
 #include "strata/layers/building_blocks/coalesce_heap.hpp"
 #include "strata/layers/building_blocks/dl_list.hpp"
 #include "strata/layers/building_blocks/freelist_heap.hpp"
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
+#include "strata/layers/building_blocks/intrusive_slist.hpp"
 #include "strata/layers/building_blocks/sl_list.hpp"

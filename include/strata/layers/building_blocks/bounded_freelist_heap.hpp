@@ -1,5 +1,5 @@
 // BoundedFreelistHeap — a FreelistHeap that caches at most MaxObjects freed
-// objects (LIFO, threaded through the objects); frees beyond the bound go straight
+// objects (LIFO, threaded through the objects: an SLList); frees beyond the bound go straight
 // to Super. Bounds the memory a cache can hold hostage. Like FreelistHeap it is
 // meant for one object size and does not look at sizes. free(nullptr) is a no-op;
 // flush() and the destructor return the cached objects to Super; clear() (when
@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 
+#include "strata/layers/building_blocks/sl_list.hpp"
 #include "strata/layers/heap.hpp"
 
 namespace strata::layers {
@@ -20,12 +21,11 @@ class BoundedFreelistHeap : public Super {
   ~BoundedFreelistHeap() { flush(); }
 
   void* malloc(std::size_t size) {
-    if (FreeObject* object = head_) {
-      head_ = object->next;
+    if (void* object = free_.get()) {
       --count_;
       return object;
     }
-    return Super::malloc(size < sizeof(FreeObject) ? sizeof(FreeObject) : size);
+    return Super::malloc(size < SLList::kMinObjectSize ? SLList::kMinObjectSize : size);
   }
 
   void free(void* ptr) {
@@ -34,35 +34,27 @@ class BoundedFreelistHeap : public Super {
       Super::free(ptr);
       return;
     }
-    auto* object = static_cast<FreeObject*>(ptr);
-    object->next = head_;
-    head_ = object;
+    free_.insert(ptr);
     ++count_;
   }
 
   std::size_t cached() const noexcept { return count_; }
 
   void flush() {
-    while (FreeObject* object = head_) {
-      head_ = object->next;
-      Super::free(object);
-    }
+    while (void* object = free_.get()) Super::free(object);
     count_ = 0;
   }
 
   void clear()
     requires ClearableHeap<Super>
   {
-    head_ = nullptr;
+    free_.clear();
     count_ = 0;
     Super::clear();
   }
 
  private:
-  struct FreeObject {
-    FreeObject* next;
-  };
-  FreeObject* head_ = nullptr;
+  SLList free_;
   std::size_t count_ = 0;
 };
 

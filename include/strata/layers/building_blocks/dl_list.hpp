@@ -1,59 +1,36 @@
-// DLList — a dictionary for AdaptHeap: a FIFO doubly linked list threaded through
+// DLList — a dictionary for AdaptHeap: a FIFO IntrusiveDList threaded through
 // the free objects (two pointers in each; objects need at least 16 bytes).
 // get() takes the oldest object; remove(ptr) unlinks any object in O(1), which is
 // what lets CoalesceHeap pull a free neighbour out of whatever bin holds it.
 #pragma once
 #include <cstddef>
 
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
+
 namespace strata::layers {
 
 class DLList {
- public:
-  static constexpr std::size_t kMinObjectSize = 2 * sizeof(void*);
-
-  bool empty() const noexcept { return head_ == nullptr; }
-
-  // Appends at the tail.
-  void insert(void* ptr) noexcept {
-    auto* node = static_cast<Node*>(ptr);
-    node->next = nullptr;
-    node->prev = tail_;
-    if (tail_ != nullptr)
-      tail_->next = node;
-    else
-      head_ = node;
-    tail_ = node;
-  }
-
-  // Removes and returns the oldest object, or nullptr.
-  void* get() noexcept {
-    Node* node = head_;
-    if (node != nullptr) unlink(node);
-    return node;
-  }
-
-  // Unlinks ptr, which must be in this list.
-  void remove(void* ptr) noexcept { unlink(static_cast<Node*>(ptr)); }
-
- private:
-  struct Node {
-    Node* prev;
-    Node* next;
+  // What a free object holds while it is on the list.
+  struct FreeObject {
+    DListLink<FreeObject> link;
   };
 
-  void unlink(Node* node) noexcept {
-    if (node->prev != nullptr)
-      node->prev->next = node->next;
-    else
-      head_ = node->next;
-    if (node->next != nullptr)
-      node->next->prev = node->prev;
-    else
-      tail_ = node->prev;
-  }
+ public:
+  static constexpr std::size_t kMinObjectSize = sizeof(FreeObject);
 
-  Node* head_ = nullptr;
-  Node* tail_ = nullptr;
+  bool empty() const noexcept { return objects_.empty(); }
+
+  // Appends at the tail.
+  void insert(void* ptr) noexcept { objects_.push_back(static_cast<FreeObject*>(ptr)); }
+
+  // Removes and returns the oldest object, or nullptr.
+  void* get() noexcept { return objects_.pop_front(); }
+
+  // Unlinks ptr, which must be in this list.
+  void remove(void* ptr) noexcept { objects_.remove(static_cast<FreeObject*>(ptr)); }
+
+ private:
+  IntrusiveDList<FreeObject, &FreeObject::link> objects_;
 };
 
 }  // namespace strata::layers

@@ -1,5 +1,5 @@
 // FreelistHeap — caches freed objects on a LIFO list threaded through the objects
-// themselves (the first word of a freed object holds the next pointer).
+// themselves (an SLList: the first word of a freed object holds the next pointer).
 //
 // malloc pops the most recently freed object if there is one, else asks Super.
 // The paper's semantics: meant for ONE object size. It does not look at sizes, so
@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 
+#include "strata/layers/building_blocks/sl_list.hpp"
 #include "strata/layers/heap.hpp"
 
 namespace strata::layers {
@@ -24,41 +25,30 @@ class FreelistHeap : public Super {
   ~FreelistHeap() { flush(); }
 
   void* malloc(std::size_t size) {
-    if (FreeObject* object = head_) {
-      head_ = object->next;
-      return object;
-    }
-    return Super::malloc(size < sizeof(FreeObject) ? sizeof(FreeObject) : size);
+    if (void* object = free_.get()) return object;
+    return Super::malloc(size < SLList::kMinObjectSize ? SLList::kMinObjectSize : size);
   }
 
   void free(void* ptr) {
     if (ptr == nullptr) return;
-    auto* object = static_cast<FreeObject*>(ptr);
-    object->next = head_;
-    head_ = object;
+    free_.insert(ptr);
   }
 
   // Give every cached object back to Super.
   void flush() {
-    while (FreeObject* object = head_) {
-      head_ = object->next;
-      Super::free(object);
-    }
+    while (void* object = free_.get()) Super::free(object);
   }
 
   // Release everything: the cached objects die with Super's memory.
   void clear()
     requires ClearableHeap<Super>
   {
-    head_ = nullptr;
+    free_.clear();
     Super::clear();
   }
 
  private:
-  struct FreeObject {
-    FreeObject* next;
-  };
-  FreeObject* head_ = nullptr;
+  SLList free_;
 };
 
 }  // namespace strata::layers

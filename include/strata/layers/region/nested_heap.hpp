@@ -7,9 +7,14 @@
 // owner of the tree walks it with forEachPreOrder (clear: parents first) and
 // forEachPostOrder (destroy: children first, fn may destroy the node), because
 // what one node's clear or destroy involves is known there.
+// The children are an IntrusiveDList (head only) threaded through their
+// sibling links, so attaching and detaching are O(1) and allocate nothing.
+// NestedRegionHeap (special/) is this tree with RAII and a clear() that
+// reaches the subtree, for regions that own their memory.
 // Limits: not thread safe (the tree is one owner's); a node must be detached
 // (or its whole subtree destroyed) before its memory goes away.
 #pragma once
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "strata/layers/region/concepts.hpp"
 
 namespace strata::layers {
@@ -20,20 +25,20 @@ class NestedHeap : public Super {
   // Link this heap in as the first child of parent (nullptr: a root).
   void attachTo(NestedHeap* parent) noexcept {
     parent_ = parent;
-    if (parent == nullptr) return;
-    next_ = parent->first_child_;
-    if (next_ != nullptr) next_->prev_ = this;
-    parent->first_child_ = this;
+    if (parent != nullptr) parent->children_.push_front(this);
   }
 
+  // Leaves the parent's children (a no-op for a root); the subtree stays.
   void detach() noexcept {
-    if (prev_ != nullptr) prev_->next_ = next_;
-    else if (parent_ != nullptr) parent_->first_child_ = next_;
-    if (next_ != nullptr) next_->prev_ = prev_;
-    parent_ = prev_ = next_ = nullptr;
+    if (parent_ != nullptr) parent_->children_.remove(this);
+    parent_ = nullptr;
+    siblings_ = {};
   }
 
   NestedHeap* parent() const noexcept { return parent_; }
+  // The most recently attached child, and the one attached before this heap.
+  NestedHeap* firstChild() const noexcept { return children_.front(); }
+  NestedHeap* nextSibling() const noexcept { return Children::next(this); }
 
   // fn(node) for this heap and every descendant, parents before children.
   template <class Fn>
@@ -47,7 +52,9 @@ class NestedHeap : public Super {
   void forEachPostOrder(Fn fn) noexcept {
     NestedHeap* node = deepestFirst(this);
     for (;;) {
-      NestedHeap* after = node == this ? nullptr : node->next_ != nullptr ? deepestFirst(node->next_) : node->parent_;
+      NestedHeap* after = node == this                  ? nullptr
+                          : node->nextSibling() != nullptr ? deepestFirst(node->nextSibling())
+                                                           : node->parent_;
       fn(node);
       if (after == nullptr) return;
       node = after;
@@ -56,21 +63,21 @@ class NestedHeap : public Super {
 
  private:
   static NestedHeap* deepestFirst(NestedHeap* node) noexcept {
-    while (node->first_child_ != nullptr) node = node->first_child_;
+    while (node->firstChild() != nullptr) node = node->firstChild();
     return node;
   }
 
   NestedHeap* nextPreOrder(const NestedHeap* root) const noexcept {
-    if (first_child_ != nullptr) return first_child_;
+    if (firstChild() != nullptr) return firstChild();
     for (const NestedHeap* node = this; node != root; node = node->parent_)
-      if (node->next_ != nullptr) return node->next_;
+      if (node->nextSibling() != nullptr) return node->nextSibling();
     return nullptr;
   }
 
   NestedHeap* parent_ = nullptr;
-  NestedHeap* first_child_ = nullptr;
-  NestedHeap* prev_ = nullptr;  // siblings
-  NestedHeap* next_ = nullptr;
+  DListLink<NestedHeap> siblings_;  // in the parent's children_
+  using Children = IntrusiveDList<NestedHeap, &NestedHeap::siblings_, ListEnds::kHeadOnly>;
+  Children children_;  // most recently attached first
 };
 
 }  // namespace strata::layers

@@ -54,6 +54,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "strata/layers/heap.hpp"
 #include "strata/layers/region/chunk_source.hpp"
 #include "strata/layers/region/concepts.hpp"
@@ -107,8 +108,7 @@ struct LargeHeader {
   std::size_t slot_bytes;  // in the stream: header + object + spare byte; 0: a mapping of its own
   void* map_base;          // own mapping only
   std::size_t map_bytes;
-  LargeHeader* prev;  // own mappings are linked, so that clear() finds them
-  LargeHeader* next;
+  DListLink<LargeHeader> mapped_link;  // own mappings are listed, so that clear() finds them
   std::size_t reserved;
   unsigned char pad[15];
   unsigned char zero_tag;  // the byte before the object: 0 says "large"
@@ -359,10 +359,7 @@ class TaggedStreamHeap : public Super {
     h->map_base = base;
     h->map_bytes = bytes;
     h->zero_tag = 0;
-    h->prev = nullptr;
-    h->next = mapped_;
-    if (mapped_ != nullptr) mapped_->prev = h;
-    mapped_ = h;
+    mapped_.push_front(h);
     ++mapped_objects_;
     mapped_bytes_ += getSize(object);
     return object;
@@ -371,26 +368,19 @@ class TaggedStreamHeap : public Super {
   void unmapObject(LargeHeader* h, void* object) noexcept {
     --mapped_objects_;
     mapped_bytes_ -= getSize(object);
-    if (h->prev != nullptr) h->prev->next = h->next;
-    else mapped_ = h->next;
-    if (h->next != nullptr) h->next->prev = h->prev;
+    mapped_.remove(h);
     Super::unmap(h->map_base, h->map_bytes);
   }
 
   void unmapAll() noexcept {
-    for (LargeHeader* h = mapped_; h != nullptr;) {
-      LargeHeader* next = h->next;
-      Super::unmap(h->map_base, h->map_bytes);
-      h = next;
-    }
-    mapped_ = nullptr;
+    mapped_.drain([this](LargeHeader* h) { Super::unmap(h->map_base, h->map_bytes); });
     mapped_objects_ = mapped_bytes_ = 0;
   }
 
   Cursor own_cursor_{};
   Cursor* cursor_ = &own_cursor_;
   std::uintptr_t run_end_ = 0;  // end of the run the stream bumps through
-  LargeHeader* mapped_ = nullptr;
+  IntrusiveDList<LargeHeader, &LargeHeader::mapped_link, ListEnds::kHeadOnly> mapped_;
   std::size_t mapped_objects_ = 0;
   std::size_t mapped_bytes_ = 0;
   // Statistics of the stream, walked up to walked_ in the current run, and

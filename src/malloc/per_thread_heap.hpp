@@ -1,7 +1,9 @@
-// Thread heaps: the per-thread layer for small objects (Hoard/mimalloc style
-// ownership on top of Vam's page blocks).
+// PerThreadHeap: libstrata's per-thread layer for small objects (Hoard/mimalloc
+// style ownership on top of Vam's page blocks). Not to be confused with the
+// layers' `Heap` concept or their `ThreadHeap` layer: this is a concrete struct
+// of the malloc, one per thread that allocates.
 //
-// Each thread allocates from its own Heap with no lock. For every size class
+// Each thread allocates from its own PerThreadHeap with no lock. For every size class
 // the heap keeps Vam's two lists (§3.2, §3.5):
 //   available — page blocks with free space; allocation uses the front one
 //               until it is full ("ordered per-size allocation");
@@ -35,37 +37,36 @@
 #include <cstdint>
 
 #include "config.hpp"
+#include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "segment.hpp"
 #include "size_classes.hpp"
 
 namespace strata::malloc_detail {
 
-// A doubly linked list of page blocks (intrusive, through Page::prev/next).
+// A counted list of page blocks: the catalogue's intrusive doubly linked list
+// (links in Page::link) plus its length, which the empty-block LRU and the
+// full-list scan need.
 struct PageList {
-  Page* head = nullptr;
-  Page* tail = nullptr;
-  std::size_t count = 0;
+  using Pages = layers::IntrusiveDList<Page, &Page::link>;
 
+  Page* front() const noexcept { return pages.front(); }
+  Page* back() const noexcept { return pages.back(); }
+  static Page* next(const Page* p) noexcept { return Pages::next(p); }
   void push_front(Page* p) noexcept {
-    p->prev = nullptr;
-    p->next = head;
-    if (head) head->prev = p; else tail = p;
-    head = p;
+    pages.push_front(p);
     ++count;
   }
   void push_back(Page* p) noexcept {
-    p->next = nullptr;
-    p->prev = tail;
-    if (tail) tail->next = p; else head = p;
-    tail = p;
+    pages.push_back(p);
     ++count;
   }
   void remove(Page* p) noexcept {
-    if (p->prev) p->prev->next = p->next; else head = p->next;
-    if (p->next) p->next->prev = p->prev; else tail = p->prev;
-    p->prev = p->next = nullptr;
+    pages.remove(p);
     --count;
   }
+
+  Pages pages;
+  std::size_t count = 0;
 };
 
 struct ClassQueue {
@@ -79,13 +80,13 @@ struct ClassQueue {
 // the fast path falls through to the slow path without a null check.
 extern Page g_empty_page;
 
-struct Heap {
-  Heap() = default;
+struct PerThreadHeap {
+  PerThreadHeap() = default;
   // The heap of a thread that has none yet (or any more): owns nothing, every
   // class slot is &g_empty_page. Threads start out pointing at it, so the fast
   // paths need no null check and free()'s owner compare never matches.
   struct NoThreadTag {};
-  constexpr explicit Heap(NoThreadTag) noexcept : current{} {
+  constexpr explicit PerThreadHeap(NoThreadTag) noexcept : current{} {
     for (Page*& c : current) c = &g_empty_page;
   }
 
@@ -105,9 +106,9 @@ struct Heap {
   std::uint32_t unanswered_discards = 0;  // discards not yet followed by a fresh block
   std::uint32_t overflows_to_lower = 0;   // LRU overflows since the limit was last lowered
   std::uint32_t kept_abandoned = 0;       // empty blocks counted in the abandoned heaps' budget
-  SmallSegment* segments = nullptr;  // segments this heap owns
-  Heap* next_heap = nullptr;    // registry of all heaps
-  Heap* next_abandoned = nullptr;
+  SegmentList segments;         // segments this heap owns, those with unused pages first
+  PerThreadHeap* next_heap = nullptr;    // registry of all heaps
+  PerThreadHeap* next_abandoned = nullptr;
   std::uint32_t number = 0;     // creation order; picks the large arena
   bool abandoned = false;
 
@@ -151,10 +152,10 @@ std::size_t reclaimed_blocks() noexcept;  // blocks discarded that way (statisti
 std::size_t abandoned_kept_blocks() noexcept;
 std::size_t handed_over_blocks() noexcept;
 
-// Heap lifecycle (locked registry; never on a fast path).
-Heap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM
-void heap_abandon(Heap* heap) noexcept;
-Heap* heap_registry_head() noexcept;  // walk with Heap::next_heap (stats)
+// PerThreadHeap lifecycle (locked registry; never on a fast path).
+PerThreadHeap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM
+void heap_abandon(PerThreadHeap* heap) noexcept;
+PerThreadHeap* heap_registry_head() noexcept;  // walk with PerThreadHeap::next_heap (stats)
 
 // Checked mode: validate a small free (report and abort on misuse); with
 // `mark`, also mark the object freed with a cookie in its second word so a

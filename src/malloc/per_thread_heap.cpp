@@ -1,4 +1,4 @@
-#include "thread_heap.hpp"
+#include "per_thread_heap.hpp"
 
 #include <pthread.h>
 
@@ -16,16 +16,16 @@ namespace {
 
 // ---- the registry of heaps and the pool of unused segments (locked; slow paths only)
 pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-Heap* g_heaps = nullptr;
-Heap* g_abandoned = nullptr;
+PerThreadHeap* g_heaps = nullptr;
+PerThreadHeap* g_abandoned = nullptr;
 std::uint32_t g_heap_count = 0;
-char* g_meta_cursor = nullptr;  // Heap objects are carved from mapped chunks and never freed
+char* g_meta_cursor = nullptr;  // PerThreadHeap objects are carved from mapped chunks and never freed
 char* g_meta_end = nullptr;
 constexpr std::size_t kMetaChunk = 256 * 1024;
-constexpr std::size_t kHeapStride = (sizeof(Heap) + 63) & ~std::size_t{63};
+constexpr std::size_t kHeapStride = (sizeof(PerThreadHeap) + 63) & ~std::size_t{63};
 
 pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-SmallSegment* g_segment_pool = nullptr;
+SegmentList g_segment_pool;
 
 constexpr std::uintptr_t kFreedCookie = 0x5354524154414642;  // "STRATAFB"
 std::uintptr_t freed_cookie(const void* object) noexcept {
@@ -94,31 +94,6 @@ SmallSegment* segment_of_page(const Page* page) noexcept {
   return reinterpret_cast<SmallSegment*>(reinterpret_cast<std::uintptr_t>(page) & ~(cfg::kSegmentSize - 1));
 }
 
-// Segment list helpers: segments with unused pages are kept at the front.
-void unlink_segment(SmallSegment*& list, SmallSegment* seg) noexcept {
-  if (seg->prev) seg->prev->next = seg->next; else list = seg->next;
-  if (seg->next) seg->next->prev = seg->prev;
-  seg->prev = seg->next = nullptr;
-}
-void push_segment_front(SmallSegment*& list, SmallSegment* seg) noexcept {
-  seg->prev = nullptr;
-  seg->next = list;
-  if (list) list->prev = seg;
-  list = seg;
-}
-void push_segment_back(SmallSegment*& list, SmallSegment* seg) noexcept {
-  seg->next = nullptr;
-  if (!list) {
-    seg->prev = nullptr;
-    list = seg;
-    return;
-  }
-  SmallSegment* last = list;
-  while (last->next) last = last->next;
-  last->next = seg;
-  seg->prev = last;
-}
-
 SmallSegment* map_small_segment() noexcept {
   void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
   if (!mem) return nullptr;
@@ -128,9 +103,7 @@ SmallSegment* map_small_segment() noexcept {
     return nullptr;
   }
   auto* seg = new (mem) SmallSegment{};
-  seg->header.kind = SegmentKind::kSmall;
-  seg->header.map_base = mem;
-  seg->header.mapped_bytes = cfg::kSegmentSize;
+  init_segment_header(seg->header, SegmentKind::kSmall, mem);
   seg->free_pages = SmallSegment::kAllPagesFree;
   for (std::size_t i = 0; i < cfg::kPagesPerSegment; ++i) {
     Page& page = seg->pages[i];
@@ -148,8 +121,8 @@ SmallSegment* map_small_segment() noexcept {
 // 4 000 futex calls a run).
 void give_back_abandoned_block() noexcept {
   if (pthread_mutex_trylock(&g_registry_lock) != 0) return;
-  Heap* oldest = nullptr;
-  for (Heap* h = g_abandoned; h; h = h->next_abandoned)
+  PerThreadHeap* oldest = nullptr;
+  for (PerThreadHeap* h = g_abandoned; h; h = h->next_abandoned)
     if (h->kept_abandoned > 0) oldest = h;
   if (oldest) {
     --oldest->kept_abandoned;
@@ -161,7 +134,7 @@ void give_back_abandoned_block() noexcept {
 
 // ---- allocation -------------------------------------------------------------
 
-void* Heap::page_take(Page* page) noexcept {
+void* PerThreadHeap::page_take(Page* page) noexcept {
   // Reap allocation (Vam §3.4): bump through the open fresh memory, then reuse
   // the block's free list; only when that is empty (remote frees collected
   // too) open the next OS page of fresh memory.
@@ -180,10 +153,10 @@ void* Heap::page_take(Page* page) noexcept {
   return p;
 }
 
-void* Heap::malloc_small(std::size_t cls) noexcept {
+void* PerThreadHeap::malloc_small(std::size_t cls) noexcept {
   ClassQueue& q = queues[cls];
   for (;;) {
-    Page* page = q.available.head;
+    Page* page = q.available.front();
     if (!page) {
       page = refill(cls);
       if (!page) return nullptr;
@@ -196,12 +169,12 @@ void* Heap::malloc_small(std::size_t cls) noexcept {
   }
 }
 
-void Heap::sync_current(std::size_t cls) noexcept {
-  Page* front = queues[cls].available.head;
+void PerThreadHeap::sync_current(std::size_t cls) noexcept {
+  Page* front = queues[cls].available.front();
   current[cls] = (front && !checked_mode()) ? front : &g_empty_page;
 }
 
-void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
+void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
   q.available.remove(page);
   std::uint32_t capacity = page->capacity();
@@ -220,7 +193,7 @@ void Heap::move_to_full(std::size_t cls, Page* page) noexcept {
   sync_current(cls);
 }
 
-void Heap::move_to_front(Page* page) noexcept {
+void PerThreadHeap::move_to_front(Page* page) noexcept {
   ClassQueue& q = queues[page->cls];
   q.full.remove(page);
   page->set_trigger(0);
@@ -230,15 +203,15 @@ void Heap::move_to_front(Page* page) noexcept {
 
 // A new front block for the class. The old front was exempt from retiring
 // while it was the front (hysteresis); if it is empty now, it goes.
-void Heap::push_available(std::size_t cls, Page* page) noexcept {
+void PerThreadHeap::push_available(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
-  Page* old_front = q.available.head;
+  Page* old_front = q.available.front();
   q.available.push_front(page);
   if (old_front && old_front->used() == 0) retire(old_front);
   sync_current(cls);
 }
 
-Page* Heap::refill(std::size_t cls) noexcept {
+Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   ClassQueue& q = queues[cls];
   // The owner is active: blocks emptied by other threads from now on get the
   // same hysteresis as its own (free_remote discards beyond it).
@@ -250,18 +223,18 @@ Page* Heap::refill(std::size_t cls) noexcept {
     // Round robin over the full list: a block without enough remote frees
     // goes to the back, so the next refill continues with the unseen ones.
     std::size_t budget = cfg::kFullScanBudget;
-    while (q.scan_left > 0 && budget-- > 0 && q.full.head) {
-      Page* page = q.full.head;
+    while (q.scan_left > 0 && budget-- > 0 && q.full.front()) {
+      Page* page = q.full.front();
       --q.scan_left;
       if (collect_remote(page) && page->until_trigger <= 0) {
         move_to_front(page);
-        if (page->used() == 0 && page != q.available.head) retire(page);
+        if (page->used() == 0 && page != q.available.front()) retire(page);
       } else {
         q.full.remove(page);
         q.full.push_back(page);
       }
     }
-    if (q.available.head) return q.available.head;
+    if (q.available.front()) return q.available.front();
   }
   Page* page = fresh_page(cls);
   if (!page) return nullptr;
@@ -269,8 +242,8 @@ Page* Heap::refill(std::size_t cls) noexcept {
   return page;
 }
 
-Page* Heap::fresh_page(std::size_t cls) noexcept {
-  Page* page = empty_pages.head;  // the most recently emptied block is the warmest
+Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
+  Page* page = empty_pages.front();  // the most recently emptied block is the warmest
   if (page) {
     empty_pages.remove(page);
   } else {
@@ -283,14 +256,14 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
     // While exited threads' empty blocks wait resident for adopters, a block
     // faulted in here gives one of them back: the waiting costs no RSS.
     if (g_abandoned_kept.load(std::memory_order_relaxed) > 0) give_back_abandoned_block();
-    SmallSegment* seg = segments;
+    SmallSegment* seg = segments.front();
     if (!seg || seg->free_pages == 0) seg = take_segment();
     if (!seg) return nullptr;
     unsigned i = static_cast<unsigned>(__builtin_ctzll(seg->free_pages));
     seg->free_pages &= ~(std::uint64_t{1} << i);
-    if (seg->free_pages == 0 && seg->next) {  // full segments go to the back
-      unlink_segment(segments, seg);
-      push_segment_back(segments, seg);
+    if (seg->free_pages == 0 && SegmentList::next(seg)) {  // full segments go to the back
+      segments.remove(seg);
+      segments.push_back(seg);
     }
     page = &seg->pages[i];
   }
@@ -302,33 +275,32 @@ Page* Heap::fresh_page(std::size_t cls) noexcept {
   page->trigger = 0;
   page->flags = 0;
   page->state = PageState::kInClass;
-  page->prev = page->next = nullptr;
+  page->link = {};
   page->in_full.store(false, std::memory_order_relaxed);
   return page;
 }
 
-SmallSegment* Heap::take_segment() noexcept {
+SmallSegment* PerThreadHeap::take_segment() noexcept {
   pthread_mutex_lock(&g_pool_lock);
-  SmallSegment* seg = g_segment_pool;
-  if (seg) unlink_segment(g_segment_pool, seg);
+  SmallSegment* seg = g_segment_pool.pop_front();
   pthread_mutex_unlock(&g_pool_lock);
   if (!seg) seg = map_small_segment();
   if (!seg) return nullptr;
   seg->header.owner = this;
-  push_segment_front(segments, seg);
+  segments.push_front(seg);
   return seg;
 }
 
 // ---- freeing ----------------------------------------------------------------
 
-void Heap::free_local_slow(Page* page, void* p) noexcept {
+void PerThreadHeap::free_local_slow(Page* page, void* p) noexcept {
   auto* b = static_cast<FreeBlock*>((page->flags & kPageInterior) ? page->object_start(p) : p);
   b->next = page->free;
   page->free = b;
   if (--page->until_trigger == 0) on_trigger(page);
 }
 
-void Heap::on_trigger(Page* page) noexcept {
+void PerThreadHeap::on_trigger(Page* page) noexcept {
   // Vam §3.5: a full block that gets frees goes to the front of the available
   // list. Vam moves it at the first free; waiting for 1/kUnfullFraction of it
   // keeps a churn of single frees from moving blocks back and forth.
@@ -339,14 +311,14 @@ void Heap::on_trigger(Page* page) noexcept {
   page_emptied(page);
 }
 
-void Heap::page_emptied(Page* page) noexcept {
+void PerThreadHeap::page_emptied(Page* page) noexcept {
   // Hysteresis: the front block of a class stays even when empty, so a loop
   // that allocates and frees one object does not retire and refetch it.
-  if (page == queues[page->cls].available.head) return;
+  if (page == queues[page->cls].available.front()) return;
   retire(page);
 }
 
-void Heap::retire(Page* page) noexcept {
+void PerThreadHeap::retire(Page* page) noexcept {
   park_empty(page);
   if (empty_pages.count > retain_limit) {
     // Every kRetainLowerEvery-th overflow lowers the limit by one, so a burst
@@ -364,7 +336,7 @@ void Heap::retire(Page* page) noexcept {
 }
 
 // Move an empty block from its class to the front of the LRU of empty blocks.
-void Heap::park_empty(Page* page) noexcept {
+void PerThreadHeap::park_empty(Page* page) noexcept {
   queues[page->cls].available.remove(page);
   sync_current(page->cls);
   page->note_touched();
@@ -373,44 +345,44 @@ void Heap::park_empty(Page* page) noexcept {
   empty_pages.push_front(page);
 }
 
-void Heap::discard_oldest_empty() noexcept {
-  Page* oldest = empty_pages.tail;
+void PerThreadHeap::discard_oldest_empty() noexcept {
+  Page* oldest = empty_pages.back();
   empty_pages.remove(oldest);
   release_page(oldest);
 }
 
 // Discard a retired block's memory and give the block back to its segment.
-void Heap::release_page(Page* page) noexcept {
+void PerThreadHeap::release_page(Page* page) noexcept {
   discard(page->start(), page->touched_pages * cfg::kOsPageSize);
   page->touched_pages = 0;
   page->state = PageState::kUnused;
   SmallSegment* seg = segment_of_page(page);
   seg->free_pages |= std::uint64_t{1} << page_index(page, seg);
-  unlink_segment(segments, seg);
+  segments.remove(seg);
   if (seg->free_pages == SmallSegment::kAllPagesFree) {
     // All unused and discarded: the segment goes to the global pool. Segments
     // are never unmapped, so a late remote free's read of a descriptor always
     // reads mapped memory.
     seg->header.owner = nullptr;
     pthread_mutex_lock(&g_pool_lock);
-    push_segment_front(g_segment_pool, seg);
+    g_segment_pool.push_front(seg);
     pthread_mutex_unlock(&g_pool_lock);
   } else {
-    push_segment_front(segments, seg);
+    segments.push_front(seg);
   }
 }
 
-void Heap::release_all() noexcept {
+void PerThreadHeap::release_all() noexcept {
   for (std::size_t cls = 0; cls < kClassCount; ++cls) {
     ClassQueue& q = queues[cls];
     q.full_has_remote.store(false, std::memory_order_relaxed);
-    for (Page* page = q.full.head; page;) {
-      Page* next = page->next;
+    for (Page* page = q.full.front(); page;) {
+      Page* next = PageList::next(page);
       if (collect_remote(page)) move_to_front(page);
       page = next;
     }
-    for (Page* page = q.available.head; page;) {
-      Page* next = page->next;
+    for (Page* page = q.available.front(); page;) {
+      Page* next = PageList::next(page);
       collect_remote(page);
       if (page->used() == 0) park_empty(page);  // the front blocks too: all go to the adopter
       page = next;
@@ -432,7 +404,7 @@ namespace {
 // first few such blocks since the owner's last refill stay as they are; beyond
 // that the owner is idle or gone: discard the memory now and leave
 // kReclaimedBlock for the owner. Otherwise (or when kept) give the list back.
-void try_reclaim(Heap* owner, Page* page) noexcept {
+void try_reclaim(PerThreadHeap* owner, Page* page) noexcept {
   FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
   if (!list) return;  // the owner collected it meanwhile
   std::uint32_t n;
@@ -452,13 +424,13 @@ void try_reclaim(Heap* owner, Page* page) noexcept {
 }  // namespace
 
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
-  Heap* owner = segment->header.owner;
+  PerThreadHeap* owner = segment->header.owner;
   std::size_t cls = page->cls;
   // Only blocks of aligned objects need the division that finds the start.
   bool interior = __atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior;
   auto* b = static_cast<FreeBlock*>(interior ? page->object_start(p) : p);
   push_remote(page, b, b);
-  // After the push (see Heap::move_to_full): tell the owner if the block is on
+  // After the push (see PerThreadHeap::move_to_full): tell the owner if the block is on
   // its full list. The descriptor stays mapped even if the owner has meanwhile
   // collected this free and reused the block; the worst case is a spurious flag
   // (or a spurious count, which try_reclaim's own count sees through).
@@ -476,9 +448,9 @@ std::size_t handed_over_blocks() noexcept { return g_handed_over.load(std::memor
 
 // ---- heap lifecycle -----------------------------------------------------------
 
-Heap* heap_claim() noexcept {
+PerThreadHeap* heap_claim() noexcept {
   pthread_mutex_lock(&g_registry_lock);
-  Heap* heap = g_abandoned;
+  PerThreadHeap* heap = g_abandoned;
   if (heap) {
     g_abandoned = heap->next_abandoned;
     heap->next_abandoned = nullptr;
@@ -500,7 +472,7 @@ Heap* heap_claim() noexcept {
     g_meta_cursor = static_cast<char*>(chunk);
     g_meta_end = g_meta_cursor + kMetaChunk;
   }
-  heap = new (g_meta_cursor) Heap{};
+  heap = new (g_meta_cursor) PerThreadHeap{};
   g_meta_cursor += kHeapStride;
   for (auto& c : heap->current) c = &g_empty_page;
   heap->number = g_heap_count++;
@@ -510,7 +482,7 @@ Heap* heap_claim() noexcept {
   return heap;
 }
 
-void heap_abandon(Heap* heap) noexcept {
+void heap_abandon(PerThreadHeap* heap) noexcept {
   heap->release_all();
   pthread_mutex_lock(&g_registry_lock);
   heap->abandoned = true;
@@ -519,9 +491,9 @@ void heap_abandon(Heap* heap) noexcept {
   pthread_mutex_unlock(&g_registry_lock);
 }
 
-Heap* heap_registry_head() noexcept {
+PerThreadHeap* heap_registry_head() noexcept {
   pthread_mutex_lock(&g_registry_lock);
-  Heap* head = g_heaps;
+  PerThreadHeap* head = g_heaps;
   pthread_mutex_unlock(&g_registry_lock);
   return head;
 }

@@ -1,0 +1,40 @@
+// The forward iterator of IntrusiveSList and IntrusiveDList: a node pointer
+// that steps with List::next. It yields the nodes themselves (T&): the lists
+// hold no copies. Removing the node an iterator points at invalidates it (use
+// the list's drain() to take every node out while walking).
+#pragma once
+#include <cstddef>
+#include <iterator>
+
+namespace strata::layers::detail {
+
+template <class List>
+class IntrusiveListIterator {
+ public:
+  using value_type = typename List::value_type;
+  using difference_type = std::ptrdiff_t;
+  using pointer = value_type*;
+  using reference = value_type&;
+  using iterator_category = std::forward_iterator_tag;
+
+  constexpr IntrusiveListIterator() noexcept = default;
+  constexpr explicit IntrusiveListIterator(value_type* node) noexcept : node_(node) {}
+
+  constexpr reference operator*() const noexcept { return *node_; }
+  constexpr pointer operator->() const noexcept { return node_; }
+  constexpr IntrusiveListIterator& operator++() noexcept {
+    node_ = List::next(node_);
+    return *this;
+  }
+  constexpr IntrusiveListIterator operator++(int) noexcept {
+    IntrusiveListIterator before = *this;
+    ++*this;
+    return before;
+  }
+  friend constexpr bool operator==(IntrusiveListIterator, IntrusiveListIterator) noexcept = default;
+
+ private:
+  value_type* node_ = nullptr;
+};
+
+}  // namespace strata::layers::detail

@@ -1,0 +1,172 @@
+// The C library's rules on top of the fast paths: calloc's overflow check
+// and zeroing, realloc in place or by copy, reallocarray, aligned_alloc,
+// memalign, posix_memalign, valloc, pvalloc, malloc_usable_size; errno as
+// glibc sets it.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "allocator.hpp"
+#include "fast_paths.hpp"
+
+namespace strata::malloc_detail {
+
+namespace {
+std::size_t small_usable_size(SmallSegment* seg, const void* p) noexcept {
+  Page* page = seg->page_of(p);
+  return static_cast<std::size_t>(page->object_start(p) + page->block_size - static_cast<const char*>(p));
+}
+}  // namespace
+
+void* allocate_zeroed(std::size_t count, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (total <= cfg::kSmallMax) {
+    void* p = allocate_inline(total);
+    if (p) std::memset(p, 0, total);
+    return p;
+  }
+  bool zeroed = false;
+  void* p = allocate_big(total, cfg::kMinAlign, &zeroed);
+  if (p && !zeroed) std::memset(p, 0, total);
+  return p;
+}
+
+std::size_t usable_size(const void* p) noexcept {
+  if (!p) return 0;
+  SegmentHeader* seg = segment_of(p);
+  switch (seg->kind) {
+    case SegmentKind::kSmall:
+      return small_usable_size(reinterpret_cast<SmallSegment*>(seg), p);
+    case SegmentKind::kLarge:
+      return large_usable_size(p);
+    case SegmentKind::kHuge:
+      return huge_usable_size(p);
+  }
+  return 0;
+}
+
+void* reallocate(void* p, std::size_t size) noexcept {
+  if (!p) return allocate_inline(size);
+  if (size > kMaxRequest) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  SegmentHeader* seg = segment_of(p);
+  if (STRATA_UNLIKELY(checked_mode())) check_pointer(p, false);  // realloc of a freed or foreign pointer
+  std::size_t have;
+  switch (seg->kind) {
+    case SegmentKind::kSmall:
+      have = small_usable_size(reinterpret_cast<SmallSegment*>(seg), p);
+      if (size <= have && size >= have / 2) return p;  // same class or close enough
+      break;
+    case SegmentKind::kLarge:
+      if (size > cfg::kSmallMax && size <= cfg::kLargeMax && large_resize(p, size)) return p;
+      have = large_usable_size(p);
+      break;
+    case SegmentKind::kHuge:
+    default:
+      if (size > cfg::kLargeMax) {
+        if (huge_resize(p, size)) return p;
+        if (void* q = huge_move(p, size)) return q;
+      }
+      have = huge_usable_size(p);
+      break;
+  }
+  void* q = allocate_inline(size);
+  if (!q) return nullptr;  // errno ENOMEM; p is untouched
+  std::memcpy(q, p, size < have ? size : have);
+  deallocate(p);
+  return q;
+}
+
+void* reallocate_array(void* p, std::size_t count, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return reallocate(p, total);
+}
+
+void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
+  if (align == 0 || (align & (align - 1)) != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (align <= cfg::kMinAlign) return allocate_inline(size);
+  // A zero-byte object still needs a byte of its own: carved from a padded
+  // block, its aligned pointer could otherwise be that block's end, which is
+  // the next object's start (and freeing it would free the neighbour).
+  if (size == 0) size = 1;
+  if (size > kMaxRequest) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (size <= cfg::kSmallMax && align < cfg::kPageSize) {
+    // Page blocks start kPageSize-aligned, so a class that is a multiple of the
+    // alignment gives aligned objects as they are.
+    if (kClassSize[class_of(size)] % align == 0) return allocate_inline(size);
+    std::size_t padded = size + align - cfg::kMinAlign;
+    if (padded <= cfg::kSmallMax) {
+      void* p = allocate_inline(padded);
+      if (!p) return nullptr;
+      auto addr = reinterpret_cast<std::uintptr_t>(p);
+      auto aligned = (addr + align - 1) & ~(align - 1);
+      if (aligned != addr) {
+        auto* seg = reinterpret_cast<SmallSegment*>(segment_of(p));
+        // Our own block (the allocation came from this thread's heap), so we are
+        // the only writer; atomic because freeing threads read it (free_remote).
+        Page* page = seg->page_of(p);
+        __atomic_store_n(&page->flags, static_cast<std::uint8_t>(page->flags | kPageInterior), __ATOMIC_RELAXED);
+      }
+      return reinterpret_cast<void*>(aligned);
+    }
+  }
+  bool zeroed;
+  return allocate_big(size, align, &zeroed);
+}
+
+void* allocate_memalign(std::size_t align, std::size_t size) noexcept {
+  if (align > (std::size_t{1} << 62)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  std::size_t a = cfg::kMinAlign;  // glibc: any alignment, rounded up to a power of two
+  while (a < align) a <<= 1;
+  return allocate_aligned(a, size);
+}
+
+int posix_memalign(void** out, std::size_t align, std::size_t size) noexcept {
+  if (align < sizeof(void*) || (align & (align - 1)) != 0) return EINVAL;
+  int saved = errno;
+  void* p = allocate_aligned(align, size);
+  if (!p) {
+    int error = errno;
+    errno = saved;
+    return error == EINVAL ? EINVAL : ENOMEM;
+  }
+  *out = p;
+  return 0;
+}
+
+void* allocate_page_aligned(std::size_t size) noexcept {
+  return allocate_aligned(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), size);
+}
+
+void* allocate_page_multiple(std::size_t size) noexcept {
+  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (size > kMaxRequest) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  std::size_t rounded = size == 0 ? page : (size + page - 1) & ~(page - 1);
+  return allocate_aligned(page, rounded);
+}
+
+}  // namespace strata::malloc_detail

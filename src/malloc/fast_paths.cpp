@@ -1,0 +1,52 @@
+// malloc and free (allocate, deallocate) and their slow paths: which layer a
+// request goes to, by size on malloc and by segment kind on free.
+#include "fast_paths.hpp"
+
+#include "allocator.hpp"
+
+namespace strata::malloc_detail {
+
+constinit PerThreadHeap g_no_heap{PerThreadHeap::NoThreadTag{}};
+thread_local constinit PerThreadHeap* tl_heap __attribute__((tls_model("initial-exec"))) = &g_no_heap;
+// Defined beside the free it steers (a hidden, rip-relative load there).
+std::atomic<bool> g_checked{false};
+
+void* allocate_slow(std::size_t size) noexcept {
+  if (size <= cfg::kSmallMax) {
+    PerThreadHeap* heap = thread_heap();
+    if (!heap) return nullptr;
+    void* p = heap->malloc_small(class_of(size));
+    if (!p) errno = ENOMEM;
+    return p;
+  }
+  bool zeroed;
+  return allocate_big(size, cfg::kMinAlign, &zeroed);
+}
+
+void deallocate_other(SegmentHeader* seg, void* p) noexcept {
+  if (seg->kind == SegmentKind::kSmall) {
+    auto* small = reinterpret_cast<SmallSegment*>(seg);
+    free_remote(small, small->page_of(p), p);
+  } else if (seg->kind == SegmentKind::kLarge) {
+    large_free(p, large_arena(tl_heap->number));
+  } else {
+    huge_free(p);
+  }
+}
+
+namespace {
+__attribute__((noinline)) void deallocate_checked(void* p) noexcept {
+  check_pointer(p, true);
+  deallocate_nonnull(p);
+}
+}  // namespace
+
+void* allocate(std::size_t size) noexcept { return allocate_inline(size); }
+
+void deallocate(void* p) noexcept {
+  if (!p) return;
+  if (STRATA_UNLIKELY(checked_mode())) return deallocate_checked(p);
+  deallocate_nonnull(p);
+}
+
+}  // namespace strata::malloc_detail

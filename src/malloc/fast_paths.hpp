@@ -1,0 +1,110 @@
+// malloc's and free's fast paths, inline: fast_paths.cpp gives them their
+// names (allocate, deallocate), and c_semantics.cpp inlines the same bodies
+// into calloc, realloc and aligned allocation, as they were when all of these
+// shared one file (callgrind counts unchanged).
+//
+// A malloc of a small size is a thread-local load, a table lookup and a
+// pointer bump; a free of the thread's own small object is a mask, a compare
+// and a push. Everything else leaves through a noinline slow path.
+#pragma once
+#include <cerrno>
+#include <cstddef>
+
+#include "checked.hpp"
+#include "config.hpp"
+#include "huge_heap.hpp"
+#include "large_heap.hpp"
+#include "per_thread_heap.hpp"
+#include "segment.hpp"
+#include "size_classes.hpp"
+
+#define STRATA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define STRATA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace strata::malloc_detail {
+
+// The heap of threads without one (see PerThreadHeap::NoThreadTag). Hidden:
+// the address compare in thread_heap() stays a rip-relative lea.
+extern PerThreadHeap g_no_heap __attribute__((visibility("hidden")));
+
+// The calling thread's heap, &g_no_heap until its first allocation claims one.
+// initial-exec: a plain %fs-relative load, and no call into the dynamic loader
+// (which could itself call malloc). constinit: no TLS wrapper call in the
+// files that only declare it.
+extern thread_local constinit PerThreadHeap* tl_heap __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+constexpr std::size_t kMaxRequest = std::size_t{1} << 62;  // beyond: ENOMEM without asking the OS
+
+// The calling thread's heap; claims one on its first allocation (startup.cpp).
+PerThreadHeap* claim_thread_heap() noexcept;
+inline PerThreadHeap* thread_heap() noexcept {
+  if (PerThreadHeap* heap = tl_heap; heap != &g_no_heap) return heap;
+  return claim_thread_heap();
+}
+
+// malloc of anything the fast path cannot serve (fast_paths.cpp).
+__attribute__((noinline)) void* allocate_slow(std::size_t size) noexcept;
+// free() of anything but an object of the calling thread's own small blocks.
+__attribute__((noinline)) void deallocate_other(SegmentHeader* seg, void* p) noexcept;
+
+inline bool fits_large(std::size_t size, std::size_t align) noexcept {
+  return size <= cfg::kLargeMax && (align <= cfg::kMinAlign || size + align <= cfg::kLargeMax);
+}
+
+// Objects above kSmallMax (or over-aligned ones): the large arenas, else huge.
+// *zeroed: whether the memory is known to be zero (fresh pages).
+inline void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noexcept {
+  if (size > kMaxRequest) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (fits_large(size, align)) {
+    *zeroed = false;
+    void* p = large_malloc(large_arena(tl_heap->number), size, align);
+    if (!p) errno = ENOMEM;
+    return p;
+  }
+  return huge_malloc(size, align, zeroed);
+}
+
+inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) noexcept {
+  if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
+    Page* page = tl_heap->current[class_of(size)];
+    char* p = page->bump;
+    if (STRATA_LIKELY(p != page->bump_end)) {  // reap: fresh memory first
+      page->bump = p + page->block_size;
+      ++page->until_trigger;
+      return p;
+    }
+    if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {  // then the block's free list
+      page->free = b->next;
+      ++page->until_trigger;
+      return b;
+    }
+  }
+  return allocate_slow(size);
+}
+
+// The body of free() once p is known not to be NULL.
+inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept {
+  SegmentHeader* seg = segment_of(p);
+  PerThreadHeap* heap = tl_heap;
+  // Only a small segment has an owner, and tl_heap is never nullptr: a match
+  // proves both the kind and the ownership in one compare. A thread without a
+  // heap (new or exiting) has &g_no_heap, which owns nothing: the remote path.
+  if (STRATA_LIKELY(seg->owner == heap)) {
+    Page* page = reinterpret_cast<SmallSegment*>(seg)->page_of(p);
+    if (STRATA_LIKELY(page->flags == 0)) {
+      auto* b = static_cast<FreeBlock*>(p);
+      b->next = page->free;
+      page->free = b;
+      if (STRATA_UNLIKELY(--page->until_trigger == 0) && page != heap->current[page->cls]) heap->on_trigger(page);
+      return;
+    }
+    heap->free_local_slow(page, p);
+    return;
+  }
+  deallocate_other(seg, p);
+}
+
+}  // namespace strata::malloc_detail
