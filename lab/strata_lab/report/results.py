@@ -108,6 +108,26 @@ class Section:
         return claim
 
 
+def against_glibc(r: Results, e: dict) -> tuple:
+    """Each (workload, allocator) cell of a one-mode experiment at Adv0 against glibc's, paired:
+    (values for plots.bars, table rows: workload, allocator, time, ratio, peak RSS, pages in use, fragmentation)."""
+    mode = e["modes"][0]
+    values, rows = {}, []
+    for w in e["workloads"]:
+        base = r.key(e, w, mode, "glibc", "Adv0")
+        for alloc in e["allocators"]:
+            key = r.key(e, w, mode, alloc, "Adv0")
+            cell = r.cells.get(key)
+            if cell is None:
+                continue
+            q = stats.ratio(r.ratios(key, base))
+            if q is not None:
+                values[(w, alloc)] = summary_of(q)
+            rows.append([w, alloc, seconds(cell.time), estimate(q), mib(cell.rss), mib(r.memory_of(key)),
+                         frag_text(r.fragmentation_of(key))])
+    return values, rows
+
+
 def ratio_claim_estimates(r: Results, claim: claims_module.Claim, pairs: dict, every: bool = True) -> None:
     """claim.estimates[label] from pairs[label] = (numerator key, denominator key):
     one interval per label, Bonferroni-corrected when the claim is judged per program."""

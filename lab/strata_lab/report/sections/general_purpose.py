@@ -3,7 +3,7 @@ and 6): time, fragmentation and cache misses."""
 from ... import stats
 from ...claims import Above, Below, Claim, Source
 from .. import plots
-from ..results import Results, Section, estimate, frag_text, mib, seconds, summary_of
+from ..results import Results, Section, against_glibc
 
 # The allocators the Vam paper compared, by their counterparts here: DLmalloc (glibc, its descendant, and the
 # layers' Lea heap) and Vam (libstrata). PHKmalloc has none.
@@ -51,20 +51,9 @@ def build(r: Results) -> Section:
 
 
 def _tables(r: Results, s: Section, e: dict) -> None:
-    mode = e["modes"][0]
-    values, frag_values, rows = {}, {}, []
-    for w in e["workloads"]:
-        base = r.key(e, w, mode, "glibc", "Adv0")
-        for alloc in e["allocators"]:
-            key = r.key(e, w, mode, alloc, "Adv0")
-            cell = r.cells.get(key)
-            if cell is None:
-                continue
-            q = stats.ratio(r.ratios(key, base))
-            values[(w, alloc)] = summary_of(q)
-            frag_values[(w, alloc)] = r.fragmentation_of(key)
-            rows.append([w, alloc, seconds(cell.time), estimate(q), mib(cell.rss), mib(r.memory_of(key)),
-                         frag_text(r.fragmentation_of(key))])
+    values, rows = against_glibc(r, e)
+    frag_values = {(w, a): r.fragmentation_of(r.key(e, w, e["modes"][0], a, "Adv0"))
+                   for w in e["workloads"] for a in e["allocators"]}
     if values:
         s.img(plots.bars(r.plot_path("gp-time"), "time normalised to glibc (Vam Fig. 2)", "normalised time",
                          e["workloads"], e["allocators"], values, 1.0), "time (whiskers: 95% interval)")

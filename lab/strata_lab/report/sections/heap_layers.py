@@ -3,7 +3,7 @@ against hand-written allocators, and on the workloads."""
 from ... import stats
 from ...claims import Below, Claim, Source
 from .. import plots
-from ..results import Results, Section, estimate, frag_text, mib, seconds, summarize, summary_of
+from ..results import Results, Section, against_glibc, estimate, seconds, summarize, summary_of
 
 # (layers, hand-written, criterion, the paper's sentence, its figure). The paper compares runtime, and so does
 # the verdict (callgrind's instructions are shown beside it: they can disagree with time, e.g. through cache
@@ -58,21 +58,10 @@ def build(r: Results) -> Section:
 
 
 def _workloads(r: Results, s: Section, e: dict) -> None:
-    values, table = {}, []
-    mode = e["modes"][0]
-    for w in e["workloads"]:
-        base = r.key(e, w, mode, "glibc", "Adv0")
-        for alloc in e["allocators"]:
-            key = r.key(e, w, mode, alloc, "Adv0")
-            cell = r.cells.get(key)
-            if cell is None:
-                continue
-            q = stats.ratio(r.ratios(key, base))
-            values[(w, alloc)] = summary_of(q)
-            table.append([w, alloc, seconds(cell.time), estimate(q), mib(cell.rss), frag_text(r.fragmentation_of(key))])
-    values = {k: v for k, v in values.items() if v}
+    values, table = against_glibc(r, e)
     if values:
         s.p("The layer-built allocators as LD_PRELOAD libraries on the workloads, normalised to glibc.")
         s.img(plots.bars(r.plot_path("heap-layers-workloads"), "time normalised to glibc", "normalised time",
                          e["workloads"], e["allocators"], values, 1.0), "layer-built allocators on workloads")
-    s.table(["workload", "allocator", "time", "time / glibc (95% CI)", "peak RSS", "fragmentation"], table)
+    s.table(["workload", "allocator", "time", "time / glibc (95% CI)", "peak RSS", "most pages in use",
+             "fragmentation"], table)

@@ -3,7 +3,7 @@ Fig. 3, 8 and 9), their memory, and the reap's own drag benchmark."""
 from ... import stats
 from ...claims import Above, Below, Claim, Source
 from .. import plots
-from ..results import MIB, Results, Section, estimate, mib, seconds, summarize, summary_of
+from ..results import MIB, Results, Section, estimate, mib, ratio_claim_estimates, seconds, summarize, summary_of
 from .regions import ALLOCATION_RATE_NOTE
 
 EXCEPTED = {"parser": "197.parser"}   # Fig. 8's exception, by our counterpart's name
@@ -62,11 +62,7 @@ def _tables(r: Results, s: Section, e: dict) -> None:
 
 
 def _judge_every(r: Results, s: Section, claim: Claim, pairs: dict) -> None:
-    confidence = stats.corrected(stats.CONFIDENCE, len(pairs))
-    for w, (top, bottom) in pairs.items():
-        claim.cells.update({top, bottom})
-        claim.estimates[w] = stats.ratio(r.ratios(top, bottom), confidence)
-    claim.every = len(pairs) > 1
+    ratio_claim_estimates(r, claim, pairs)
     s.claim(claim)
     if claim.verdict == "not held":
         claim.note = ALLOCATION_RATE_NOTE

@@ -3,7 +3,8 @@ Fig. 5, RQ2)."""
 from ... import stats
 from ...claims import Below, Claim, Source
 from .. import plots
-from ..results import Results, Section, best_allocator, estimate, seconds, series, series_name, summary_of
+from ..results import (Results, Section, best_allocator, estimate, ratio_claim_estimates, seconds, series,
+                       series_name, summary_of)
 
 # Where a verdict disagrees with the paper, the likeliest reason, said beside it.
 ALLOCATION_RATE_NOTE = ("our workloads make many more allocations per unit of work than the papers' programs "
@@ -57,11 +58,7 @@ def _claims(r: Results, s: Section, gaps: dict) -> None:
                   Source("2026", "§4.4", "Regions can still offer execution time improvements, up to 15% in mudlle."),
                   "per program: naive on its best allocator / custom on its best allocator, Adv0",
                   Below(GAP_MARGIN), "7.1% (197.parser), 14% (geometry_nodes), 15% (mudlle)")
-    confidence = stats.corrected(stats.CONFIDENCE, len(gaps))
-    for w, (top, bottom) in gaps.items():
-        every.cells.update({top, bottom})
-        every.estimates[w] = stats.ratio(r.ratios(top, bottom), confidence)
-    every.every = True
+    ratio_claim_estimates(r, every, gaps)
     s.claim(every)
     if every.verdict == "not held":
         every.note = ALLOCATION_RATE_NOTE

@@ -3,7 +3,7 @@ misses of Fig. 3 when the evaluation ran cachegrind."""
 from ... import stats
 from ...claims import Above, Claim, Source, Within
 from .. import plots
-from ..results import Results, Section, estimate, frag_text, series, series_name, summary_of
+from ..results import Results, Section, estimate, frag_text, ratio_claim_estimates, series, series_name, summary_of
 
 PRESET = "Adv3"          # the paper's figures for RQ3 are at Adv3
 UNAFFECTED = (0.95, 1.05)  # "perfect resilience": Adv3/Adv0 within ±5%
@@ -61,11 +61,7 @@ def _slowdown_pairs(r: Results, e, mode: str, allocators: list, workloads) -> di
 
 
 def _judge_pairs(r: Results, s: Section, claim: Claim, pairs: dict) -> None:
-    confidence = stats.corrected(stats.CONFIDENCE, len(pairs))
-    for label, (top, bottom) in pairs.items():
-        claim.cells.update({top, bottom})
-        claim.estimates[label] = stats.ratio(r.ratios(top, bottom), confidence)
-    claim.every = len(pairs) > 1
+    ratio_claim_estimates(r, claim, pairs)
     s.claim(claim)
 
 
