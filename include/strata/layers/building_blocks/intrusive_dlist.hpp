@@ -19,7 +19,7 @@
 #pragma once
 #include <type_traits>
 
-#include "strata/layers/building_blocks/detail/intrusive_list_iterator.hpp"
+#include "strata/layers/building_blocks/detail/intrusive_list_walk.hpp"
 
 namespace strata::layers {
 
@@ -115,13 +115,9 @@ class IntrusiveDList {
   // reuse or destroy the node (its links are read before).
   template <class Fn>
   constexpr void drain(Fn fn) {
-    T* node = head_;
+    T* first = head_;
     clear();
-    while (node != nullptr) {
-      T* after = (node->*Link).next;
-      fn(node);
-      node = after;
-    }
+    detail::hand_each_to<IntrusiveDList>(first, fn);
   }
 
   constexpr iterator begin() const noexcept { return iterator(head_); }
