@@ -13,8 +13,8 @@
 // where the tail pointer would cost memory: no push_back, no back.
 // The list does not own its nodes: a node sits in at most one list per link
 // member, and must outlive its stay there. remove and pop_front leave the
-// removed node's links as they were (nobody reads them; resetting would cost
-// two stores). Move-only (a copy would share the nodes); moving leaves the
+// removed node's links as they were: a caller that later tests them resets
+// them itself (most never look, and would pay two stores). Move-only (a copy would share the nodes); moving leaves the
 // source empty. Not thread safe.
 #pragma once
 #include <type_traits>
