@@ -7,69 +7,55 @@
 #include <random>
 #include <vector>
 
+#include "intrusive_list_items.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 
-using strata::layers::DListLink;
 using strata::layers::IntrusiveDList;
 using strata::layers::ListEnds;
+using strata::test::ListItem;
+using strata::test::values;
 
 namespace {
 
-// The links in the middle of the node: the list must find them there.
-struct Item {
-  int before = 0;
-  DListLink<Item> link;
-  DListLink<Item> other;  // a second list the same node can be in
-  int value = 0;
-};
-using Items = IntrusiveDList<Item, &Item::link>;
-using HeadOnlyItems = IntrusiveDList<Item, &Item::link, ListEnds::kHeadOnly>;
-using OtherItems = IntrusiveDList<Item, &Item::other>;
-
-template <class List>
-std::vector<int> values(const List& list) {
-  std::vector<int> out;
-  for (const Item& item : list) out.push_back(item.value);
-  return out;
-}
+using Items = IntrusiveDList<ListItem, &ListItem::link>;
+using HeadOnlyItems = IntrusiveDList<ListItem, &ListItem::link, ListEnds::kHeadOnly>;
+using OtherItems = IntrusiveDList<ListItem, &ListItem::other_link>;
 
 // Walks back from the tail: the prev links must mirror the next links.
 std::vector<int> values_backwards(const Items& list) {
   std::vector<int> out;
-  for (Item* item = list.back(); item != nullptr; item = Items::prev(item)) out.push_back(item->value);
+  for (ListItem* item = list.back(); item != nullptr; item = Items::prev(item)) out.push_back(item->value);
   std::reverse(out.begin(), out.end());
   return out;
 }
 
-void number(Item (&items)[5]) {
-  for (int i = 0; i < 5; ++i) items[i].value = i;
-}
+// Five items numbered 0..4 for each test.
+class DListOfFive : public ::testing::Test {
+ protected:
+  strata::test::NumberedItems<5> items;
+};
 
 }  // namespace
 
-static_assert(sizeof(Items) == 2 * sizeof(Item*));
-static_assert(sizeof(HeadOnlyItems) == sizeof(Item*), "a head-only list is one pointer");
+static_assert(sizeof(Items) == 2 * sizeof(ListItem*));
+static_assert(sizeof(HeadOnlyItems) == sizeof(ListItem*), "a head-only list is one pointer");
 
-TEST(IntrusiveDList, PushBackAndPopFrontIsFirstInFirstOut) {
-  Item items[5];
-  number(items);
+TEST_F(DListOfFive, PushBackAndPopFrontIsFirstInFirstOut) {
   Items list;
   EXPECT_TRUE(list.empty());
   EXPECT_EQ(list.pop_front(), nullptr);
-  for (Item& item : items) list.push_back(&item);
+  for (ListItem& item : items) list.push_back(&item);
   EXPECT_EQ(list.front(), &items[0]);
   EXPECT_EQ(list.back(), &items[4]);
   EXPECT_EQ(values(list), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(values_backwards(list), (std::vector<int>{0, 1, 2, 3, 4}));
-  for (Item& item : items) EXPECT_EQ(list.pop_front(), &item);
+  for (ListItem& item : items) EXPECT_EQ(list.pop_front(), &item);
   EXPECT_EQ(list.pop_front(), nullptr);
   EXPECT_TRUE(list.empty());
   EXPECT_EQ(list.back(), nullptr) << "the tail went with the last node";
 }
 
-TEST(IntrusiveDList, PushFrontPrepends) {
-  Item items[5];
-  number(items);
+TEST_F(DListOfFive, PushFrontPrepends) {
   Items list;
   list.push_front(&items[1]);
   list.push_back(&items[2]);
@@ -79,11 +65,9 @@ TEST(IntrusiveDList, PushFrontPrepends) {
   EXPECT_EQ(list.back(), &items[2]);
 }
 
-TEST(IntrusiveDList, RemovesFromAnywhere) {
-  Item items[5];
-  number(items);
+TEST_F(DListOfFive, RemovesFromAnywhere) {
   Items list;
-  for (Item& item : items) list.push_back(&item);
+  for (ListItem& item : items) list.push_back(&item);
   list.remove(&items[2]);  // middle
   EXPECT_EQ(values(list), (std::vector<int>{0, 1, 3, 4}));
   list.remove(&items[0]);  // head
@@ -101,11 +85,9 @@ TEST(IntrusiveDList, RemovesFromAnywhere) {
   EXPECT_EQ(list.back(), &items[2]);
 }
 
-TEST(IntrusiveDList, HeadOnlyPushesFrontAndRemovesFromAnywhere) {
-  Item items[5];
-  number(items);
+TEST_F(DListOfFive, HeadOnlyPushesFrontAndRemovesFromAnywhere) {
   HeadOnlyItems list;
-  for (Item& item : items) list.push_front(&item);
+  for (ListItem& item : items) list.push_front(&item);
   EXPECT_EQ(values(list), (std::vector<int>{4, 3, 2, 1, 0}));
   list.remove(&items[0]);  // last
   list.remove(&items[4]);  // first
@@ -118,12 +100,10 @@ TEST(IntrusiveDList, HeadOnlyPushesFrontAndRemovesFromAnywhere) {
   EXPECT_EQ(list.pop_front(), nullptr);
 }
 
-TEST(IntrusiveDList, ANodeCanBeInOneListPerLink) {
-  Item items[5];
-  number(items);
+TEST_F(DListOfFive, ANodeCanBeInOneListPerLink) {
   Items first;
   OtherItems second;
-  for (Item& item : items) {
+  for (ListItem& item : items) {
     first.push_back(&item);
     second.push_front(&item);
   }
@@ -133,14 +113,12 @@ TEST(IntrusiveDList, ANodeCanBeInOneListPerLink) {
   EXPECT_EQ(items[2].before, 0);
 }
 
-TEST(IntrusiveDList, DrainHandsOutEveryNodeAndMayReuseIt) {
-  Item items[5];
-  number(items);
+TEST_F(DListOfFive, DrainHandsOutEveryNodeAndMayReuseIt) {
   Items list;
-  for (Item& item : items) list.push_back(&item);
+  for (ListItem& item : items) list.push_back(&item);
   Items elsewhere;
   std::vector<int> seen;
-  list.drain([&](Item* item) {
+  list.drain([&](ListItem* item) {
     seen.push_back(item->value);
     elsewhere.push_front(item);  // overwrites the links drain has already read
   });
@@ -150,11 +128,9 @@ TEST(IntrusiveDList, DrainHandsOutEveryNodeAndMayReuseIt) {
   EXPECT_EQ(values(elsewhere), (std::vector<int>{4, 3, 2, 1, 0}));
 }
 
-TEST(IntrusiveDList, MovingTakesTheNodesAndClearForgetsThem) {
-  Item items[5];
-  number(items);
+TEST_F(DListOfFive, MovingTakesTheNodesAndClearForgetsThem) {
   Items list;
-  for (Item& item : items) list.push_back(&item);
+  for (ListItem& item : items) list.push_back(&item);
   Items moved(std::move(list));
   EXPECT_TRUE(list.empty());  // NOLINT(bugprone-use-after-move): moving empties the source
   EXPECT_EQ(list.back(), nullptr);  // NOLINT(bugprone-use-after-move)
@@ -171,7 +147,7 @@ TEST(IntrusiveDList, MovingTakesTheNodesAndClearForgetsThem) {
 template <class List>
 void check_against_model(unsigned seed) {
   constexpr int kNodes = 64;
-  std::vector<Item> items(kNodes);
+  std::vector<ListItem> items(kNodes);
   for (int i = 0; i < kNodes; ++i) items[i].value = i;
   std::vector<bool> in_list(kNodes, false);
   std::deque<int> model;
@@ -194,7 +170,7 @@ void check_against_model(unsigned seed) {
       }
       in_list[i] = true;
     } else if (op == 0) {
-      Item* first = list.pop_front();
+      ListItem* first = list.pop_front();
       ASSERT_NE(first, nullptr);
       ASSERT_EQ(first->value, model.front());
       in_list[model.front()] = false;
@@ -222,7 +198,7 @@ TEST(IntrusiveDList, HeadOnlyFollowsADequeModel) {
 
 // Usable in constant expressions (so in constexpr code and constinit data).
 constexpr int order_after_removals() {
-  Item items[4];
+  ListItem items[4];
   Items list;
   for (int i = 0; i < 4; ++i) {
     items[i].value = i + 1;
@@ -231,7 +207,7 @@ constexpr int order_after_removals() {
   list.remove(&items[1]);
   list.remove(&items[3]);
   int digits = 0;
-  for (const Item& item : list) digits = digits * 10 + item.value;
+  for (const ListItem& item : list) digits = digits * 10 + item.value;
   return digits;
 }
 static_assert(order_after_removals() == 13);

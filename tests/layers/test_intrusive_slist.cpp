@@ -3,42 +3,27 @@
 
 #include <vector>
 
+#include "intrusive_list_items.hpp"
 #include "strata/layers/building_blocks/intrusive_slist.hpp"
 
 using strata::layers::IntrusiveSList;
-using strata::layers::SListLink;
+using strata::test::ListItem;
+using strata::test::NumberedItems;
+using strata::test::values;
 
 namespace {
-
-// The link in the middle of the node: the list must find it there, not assume offset 0.
-struct Item {
-  int before = 0;
-  SListLink<Item> link;
-  SListLink<Item> other;  // a second list the same node can be in
-  int value = 0;
-};
-using Items = IntrusiveSList<Item, &Item::link>;
-using OtherItems = IntrusiveSList<Item, &Item::other>;
-
-std::vector<int> values(const Items& list) {
-  std::vector<int> out;
-  for (const Item& item : list) out.push_back(item.value);
-  return out;
-}
-
+using Items = IntrusiveSList<ListItem, &ListItem::slink>;
+using OtherItems = IntrusiveSList<ListItem, &ListItem::other_slink>;
 }  // namespace
 
-static_assert(sizeof(Items) == sizeof(Item*), "the list is one pointer");
+static_assert(sizeof(Items) == sizeof(ListItem*), "the list is one pointer");
 
 TEST(IntrusiveSList, IsLastInFirstOut) {
-  Item items[3];
+  NumberedItems<3> items;
   Items list;
   EXPECT_TRUE(list.empty());
   EXPECT_EQ(list.pop_front(), nullptr);
-  for (int i = 0; i < 3; ++i) {
-    items[i].value = i;
-    list.push_front(&items[i]);
-  }
+  for (ListItem& item : items) list.push_front(&item);
   EXPECT_EQ(list.front(), &items[2]);
   EXPECT_EQ(values(list), (std::vector<int>{2, 1, 0}));
   EXPECT_EQ(list.pop_front(), &items[2]);
@@ -49,16 +34,16 @@ TEST(IntrusiveSList, IsLastInFirstOut) {
 }
 
 TEST(IntrusiveSList, WalksWithNext) {
-  Item items[3];
+  NumberedItems<3> items;
   Items list;
-  for (Item& item : items) list.push_front(&item);
+  for (ListItem& item : items) list.push_front(&item);
   EXPECT_EQ(Items::next(&items[2]), &items[1]);
   EXPECT_EQ(Items::next(&items[1]), &items[0]);
   EXPECT_EQ(Items::next(&items[0]), nullptr);
 }
 
 TEST(IntrusiveSList, LeavesTheRestOfTheNodeAlone) {
-  Item item;
+  ListItem item;
   item.before = 7;
   item.value = 9;
   Items list;
@@ -69,9 +54,7 @@ TEST(IntrusiveSList, LeavesTheRestOfTheNodeAlone) {
 }
 
 TEST(IntrusiveSList, ANodeCanBeInOneListPerLink) {
-  Item items[2];
-  items[0].value = 0;
-  items[1].value = 1;
+  NumberedItems<2> items;
   Items first;
   OtherItems second;
   first.push_front(&items[0]);
@@ -85,15 +68,12 @@ TEST(IntrusiveSList, ANodeCanBeInOneListPerLink) {
 }
 
 TEST(IntrusiveSList, DrainHandsOutEveryNodeAndMayReuseIt) {
-  Item items[4];
+  NumberedItems<4> items;
   Items list;
-  for (int i = 0; i < 4; ++i) {
-    items[i].value = i;
-    list.push_front(&items[i]);
-  }
+  for (ListItem& item : items) list.push_front(&item);
   Items elsewhere;
   std::vector<int> seen;
-  list.drain([&](Item* item) {
+  list.drain([&](ListItem* item) {
     seen.push_back(item->value);
     elsewhere.push_front(item);  // overwrites the link drain has already read
   });
@@ -103,7 +83,7 @@ TEST(IntrusiveSList, DrainHandsOutEveryNodeAndMayReuseIt) {
 }
 
 TEST(IntrusiveSList, MovingTakesTheNodesAndClearForgetsThem) {
-  Item items[2];
+  NumberedItems<2> items;
   Items list;
   list.push_front(&items[0]);
   list.push_front(&items[1]);
@@ -120,14 +100,14 @@ TEST(IntrusiveSList, MovingTakesTheNodesAndClearForgetsThem) {
 
 // Usable in constant expressions (so in constexpr code and constinit data).
 constexpr int sum_in_lifo_order() {
-  Item items[3];
+  ListItem items[3];
   Items list;
   for (int i = 0; i < 3; ++i) {
     items[i].value = i + 1;
     list.push_front(&items[i]);
   }
   int weighted = 0, position = 1;
-  while (Item* item = list.pop_front()) weighted += item->value * position++;
+  while (ListItem* item = list.pop_front()) weighted += item->value * position++;
   return weighted;  // 3*1 + 2*2 + 1*3
 }
 static_assert(sum_in_lifo_order() == 10);

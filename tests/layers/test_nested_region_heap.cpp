@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "strata/layers.hpp"
 #include "util_test_heaps.hpp"
@@ -97,6 +98,33 @@ TEST(NestedRegionHeap, ADestroyedParentLetsItsChildrenGoEmpty) {
   EXPECT_EQ(child.live(), 0u);
   fill(child, 3);  // a root now
   EXPECT_GT(child.live(), 0u);
+}
+
+// A clearable heap that records which heap cleared, in order.
+std::vector<int> g_cleared;
+struct RecordingRegion {
+  int id = 0;
+  void* malloc(std::size_t) { return nullptr; }
+  void free(void*) {}
+  void clear() { g_cleared.push_back(id); }
+};
+using RecordingPool = NestedRegionHeap<RecordingRegion>;
+
+TEST(NestedRegionHeap, ClearReachesChildrenBeforeTheirParent) {
+  RecordingPool root;
+  RecordingPool a(root), b(root);
+  RecordingPool a1(a), a2(a);
+  RecordingPool b1(b);
+  int id = 0;
+  for (RecordingPool* pool : {&root, &a, &b, &a1, &a2, &b1}) pool->id = ++id;
+  g_cleared.clear();
+  root.clear();
+  // Children newest first (b before a), each subtree before its root.
+  EXPECT_EQ(g_cleared, (std::vector<int>{6, 3, 5, 4, 2, 1}));
+  g_cleared.clear();
+  a.clear();
+  EXPECT_EQ(g_cleared, (std::vector<int>{5, 4, 2})) << "a's subtree only";
+  g_cleared.clear();
 }
 
 TEST(NestedRegionHeap, OutOfMemoryIsNull) {

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "strata/layers/building_blocks/intrusive_slist.hpp"
 #include "strata/layers/heap.hpp"
 
 namespace strata::layers {
@@ -58,16 +59,13 @@ class ChunkHeap : public Super {
 
   // Return every chunk to Super; all objects carved so far become invalid.
   void clear() {
-    while (ChunkLink* chunk = chunks_) {
-      chunks_ = chunk->next;
-      Super::free(chunk);
-    }
+    chunks_.drain([this](ChunkLink* chunk) { Super::free(chunk); });
     cursor_ = end_ = nullptr;
   }
 
  private:
   struct alignas(kAlignment) ChunkLink {
-    ChunkLink* next;
+    SListLink<ChunkLink> older;  // in chunks_
   };
 
   bool refill(std::size_t bytes) {
@@ -75,15 +73,13 @@ class ChunkHeap : public Super {
     const std::size_t length = (wanted + ChunkSize - 1) / ChunkSize * ChunkSize;
     auto* chunk = static_cast<char*>(Super::malloc(length));
     if (chunk == nullptr) return false;
-    auto* link = reinterpret_cast<ChunkLink*>(chunk);
-    link->next = chunks_;
-    chunks_ = link;
+    chunks_.push_front(reinterpret_cast<ChunkLink*>(chunk));
     cursor_ = chunk + sizeof(ChunkLink);
     end_ = chunk + length;
     return true;
   }
 
-  ChunkLink* chunks_ = nullptr;
+  IntrusiveSList<ChunkLink, &ChunkLink::older> chunks_;  // newest first
   char* cursor_ = nullptr;  // next free byte of the current chunk
   char* end_ = nullptr;     // end of the current chunk
 };

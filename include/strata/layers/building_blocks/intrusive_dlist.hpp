@@ -13,13 +13,13 @@
 // where the tail pointer would cost memory: no push_back, no back.
 // The list does not own its nodes: a node sits in at most one list per link
 // member, and must outlive its stay there. remove and pop_front leave the
-// removed node's links as they were (nobody reads them; resetting would cost
-// two stores). Move-only (a copy would share the nodes); moving leaves the
+// removed node's links as they were: a caller that later tests them resets
+// them itself (most never look, and would pay two stores). Move-only (a copy would share the nodes); moving leaves the
 // source empty. Not thread safe.
 #pragma once
 #include <type_traits>
 
-#include "strata/layers/building_blocks/detail/intrusive_list_iterator.hpp"
+#include "strata/layers/building_blocks/detail/intrusive_list_walk.hpp"
 
 namespace strata::layers {
 
@@ -115,13 +115,9 @@ class IntrusiveDList {
   // reuse or destroy the node (its links are read before).
   template <class Fn>
   constexpr void drain(Fn fn) {
-    T* node = head_;
+    T* first = head_;
     clear();
-    while (node != nullptr) {
-      T* after = (node->*Link).next;
-      fn(node);
-      node = after;
-    }
+    detail::hand_each_to<IntrusiveDList>(first, fn);
   }
 
   constexpr iterator begin() const noexcept { return iterator(head_); }

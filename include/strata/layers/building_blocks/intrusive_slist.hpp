@@ -13,7 +13,7 @@
 // Move-only (a copy would share the nodes); moving leaves the source empty.
 // Not thread safe.
 #pragma once
-#include "strata/layers/building_blocks/detail/intrusive_list_iterator.hpp"
+#include "strata/layers/building_blocks/detail/intrusive_list_walk.hpp"
 
 namespace strata::layers {
 
@@ -63,13 +63,9 @@ class IntrusiveSList {
   // reuse or destroy the node (its link is read before).
   template <class Fn>
   constexpr void drain(Fn fn) {
-    T* node = head_;
+    T* first = head_;
     head_ = nullptr;
-    while (node != nullptr) {
-      T* after = (node->*Link).next;
-      fn(node);
-      node = after;
-    }
+    detail::hand_each_to<IntrusiveSList>(first, fn);
   }
 
   constexpr iterator begin() const noexcept { return iterator(head_); }

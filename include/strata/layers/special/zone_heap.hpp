@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "strata/layers/building_blocks/intrusive_slist.hpp"
 #include "strata/layers/heap.hpp"
 
 namespace strata::layers {
@@ -16,7 +17,7 @@ namespace strata::layers {
 template <std::size_t ChunkSize, Heap Super>
 class ZoneHeap : public Super {
   struct alignas(kAlignment) Chunk {
-    Chunk* prev;
+    SListLink<Chunk> older;  // in chunks_
   };
   static_assert(sizeof(Chunk) == kAlignment);
   static_assert(ChunkSize % kAlignment == 0 && ChunkSize > sizeof(Chunk),
@@ -49,11 +50,7 @@ class ZoneHeap : public Super {
   void free(void*) noexcept {}
 
   void clear() noexcept {
-    while (chunks_) {
-      Chunk* prev = chunks_->prev;
-      Super::free(chunks_);
-      chunks_ = prev;
-    }
+    chunks_.drain([this](Chunk* chunk) { Super::free(chunk); });
     next_ = limit_ = nullptr;
     chunk_count_ = 0;
   }
@@ -74,8 +71,7 @@ class ZoneHeap : public Super {
   Chunk* new_chunk(std::size_t bytes) noexcept {
     auto* chunk = static_cast<Chunk*>(Super::malloc(bytes));
     if (!chunk) return nullptr;
-    chunk->prev = chunks_;
-    chunks_ = chunk;
+    chunks_.push_front(chunk);
     ++chunk_count_;
     return chunk;
   }
@@ -86,7 +82,7 @@ class ZoneHeap : public Super {
     return chunk ? chunk + 1 : nullptr;
   }
 
-  Chunk* chunks_ = nullptr;  // every chunk, newest first
+  IntrusiveSList<Chunk, &Chunk::older> chunks_;  // every chunk, newest first
   char* next_ = nullptr;     // bump pointer in the current chunk
   char* limit_ = nullptr;
   std::size_t chunk_count_ = 0;

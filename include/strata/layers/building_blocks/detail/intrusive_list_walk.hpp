@@ -1,13 +1,14 @@
-// The forward iterator of IntrusiveSList and IntrusiveDList: a node pointer
-// that steps with List::next. It yields the nodes themselves (T&): the lists
-// hold no copies. Removing the node an iterator points at invalidates it (use
-// the list's drain() to take every node out while walking).
+// Walking IntrusiveSList and IntrusiveDList, the same for both: the forward
+// iterator and the loop behind drain(), each stepping with List::next.
 #pragma once
 #include <cstddef>
 #include <iterator>
 
 namespace strata::layers::detail {
 
+// A node pointer; it yields the nodes themselves (T&): the lists hold no
+// copies. Removing the node an iterator points at invalidates it (use the
+// list's drain() to take every node out while walking).
 template <class List>
 class IntrusiveListIterator {
  public:
@@ -36,5 +37,16 @@ class IntrusiveListIterator {
  private:
   value_type* node_ = nullptr;
 };
+
+// fn(node) for node and every node after it, first to last; each link is read
+// before fn, so fn may reuse or destroy the node (drain: the list is already empty).
+template <class List, class Fn>
+constexpr void hand_each_to(typename List::value_type* node, Fn& fn) {
+  while (node != nullptr) {
+    typename List::value_type* after = List::next(node);
+    fn(node);
+    node = after;
+  }
+}
 
 }  // namespace strata::layers::detail
