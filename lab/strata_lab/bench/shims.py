@@ -22,6 +22,7 @@ def add_parser(sub) -> None:
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (>= 5; default 7)")
     p.add_argument("--allocators", help="comma-separated allocators under the shims (default: "
                                         f"{','.join(DEFAULT_ALLOCATORS)}, those installed)")
+    p.add_argument("--shims", default=",".join(SHIMS), help="comma-separated shims to measure (default: %(default)s)")
     p.set_defaults(bench=command)
 
 
@@ -31,12 +32,13 @@ def loop_ns(exe, preload: list, variables: dict) -> int:
 
 def command(args) -> int:
     common.check_rounds(args.rounds)
+    chosen_shims = common.names("--shims", args.shims, SHIMS)
     from .. import allocators
     chosen = common.available_allocators("--allocators", args.allocators,
                                          DEFAULT_ALLOCATORS if args.allocators is None else allocators.KNOWN)
     exe = common.program(PROGRAM)
-    shims = {name: str(paths.shim(name)) for name in SHIMS}
-    contenders = ["plain"] + SHIMS
+    shims = {name: str(paths.shim(name)) for name in chosen_shims}
+    contenders = ["plain"] + chosen_shims
     out = [f"## Lab shim overhead: lab_alloc_patterns churn (3M malloc/free), {args.rounds} rounds, medians", ""]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -48,7 +50,7 @@ def command(args) -> int:
                     preload = ([shims[c]] if c in shims else []) + allocator.preload()
                     runs.add(rnd, name, c, {"ns": loop_ns(exe, preload, outputs)})
             rows.append([name, "plain", f"{runs.median(name, 'plain', 'ns') / 1e6:.1f}", "1.00", "", ""])
-            for shim in SHIMS:
+            for shim in chosen_shims:
                 ratio = runs.paired(name, shim, "plain", "ns")
                 rows.append([name, shim, f"{runs.median(name, shim, 'ns') / 1e6:.1f}", f"{ratio.median:.2f}",
                              f"{ratio.low:.2f}", f"{ratio.high:.2f}"])
