@@ -402,9 +402,10 @@ def callgrind_table(args, contenders: dict) -> list:
                 counts[name] = valgrind.instructions(argv, runner.environment(allocator.preload(), {}))
             except LabError as error:
                 # snmalloc reserves a pagemap for the whole address space at
-                # start-up, more than valgrind lets a process map: it aborts
-                # there. One contender that cannot run under valgrind is a
-                # gap in the table, not the end of the report.
+                # start-up, and scudo large regions for its size classes, more
+                # than valgrind lets a process map: they abort there. One
+                # contender that cannot run under valgrind is a gap in the
+                # table, not the end of the report.
                 if name == "libstrata":
                     raise ProgramFailed(str(error)) from None
                 counts[name] = None
