@@ -173,16 +173,17 @@ def install_hint(name: str) -> str:
     return entry.install
 
 
-def resolve(name: str, option: str = "--alloc") -> Allocator:
+def resolve(name: str, option: str = "--alloc", label: Optional[str] = None) -> Allocator:
     """One of KNOWN, or a path to a malloc library. A missing one is a
-    LabError naming option, the allocator, what is missing and how to get it."""
+    LabError naming option, the allocator (as label, when the user knows it
+    by another name), what is missing and how to get it."""
     entry = REGISTRY.get(name)
     if entry is not None:
         if isinstance(entry.where, Libc):
             return Allocator(name, None)
         library = entry.where.find()
         if library is None:
-            raise LabError(f"{option} {name}: {entry.where.wanted()}; to get it: {entry.install}")
+            raise LabError(f"{option} {label or name}: {entry.where.wanted()}; to get it: {entry.install}")
         return Allocator(name, library)
     if _is_path(name):
         path = Path(name)

@@ -5,7 +5,6 @@ library really takes malloc over under LD_PRELOAD."""
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -58,7 +58,7 @@ def test_a_missing_contender_fails_with_its_install_hint(tmp_path, contender, hi
 def test_a_missing_libstrata_fails_with_its_build_hint(tmp_path):
     result = lab("bench", "malloc", "--quick", "--rounds", "1", "--contenders", "glibc,libstrata",
                  "--libstrata", tmp_path / "libstrata.so")
-    assert_error(result, "--contenders strata:", "libstrata.so is missing; to get it: make build")
+    assert_error(result, "--contenders libstrata:", "libstrata.so is missing; to get it: make build")
 
 
 def test_the_default_contenders_leave_out_the_missing_ones_with_a_note(tmp_path, monkeypatch, capsys):

@@ -50,7 +50,7 @@ def available_allocators(option: str, wanted: Optional[str], default: Sequence[s
     found, missing = {}, []
     for name in chosen:
         try:
-            found[name] = allocators.resolve(registry_name(name), option)
+            found[name] = allocators.resolve(registry_name(name), option, label=name)
         except LabError:
             if wanted is not None:
                 raise

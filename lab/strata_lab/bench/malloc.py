@@ -25,7 +25,7 @@ import random
 import tempfile
 from pathlib import Path
 
-from .. import allocators, runner, valgrind
+from .. import allocators, evalstats, runner, valgrind
 from ..errors import LabError, ProgramFailed
 from ..paths import REPO_ROOT
 from . import common
@@ -293,7 +293,7 @@ def lowest_peer_ratio(runs, workload: str, key: str) -> float:
     """Median over rounds of libstrata's value / the lowest of the goal peers' in that round."""
     mine = runs.by_round(workload, "libstrata", key)
     peers = [runs.by_round(workload, p, key) for p in GOAL_PEERS]
-    return common.evalstats.summarize(v / min(p[r] for p in peers) for r, v in mine.items()).median
+    return evalstats.summarize(v / min(p[r] for p in peers) for r, v in mine.items()).median
 
 
 def goal_table(args, runs) -> list:
@@ -356,7 +356,7 @@ def reference_table(args, runs) -> list:
               f"peak RSS geomean {rss_gm:.2f} (target <= {REFERENCE_RSS_GOAL}: "
               f"{'met' if rss_gm <= REFERENCE_RSS_GOAL else 'missed'}), "
               f"workloads slower than {REFERENCE_WORST_TIME_GOAL:.2f}x: {', '.join(too_slow) or 'none'}.", ""]
-    lines += common.table([f"workload", f"libstrata time / {ref}", f"libstrata peak RSS / {ref}",
+    lines += common.table(["workload", f"libstrata time / {ref}", f"libstrata peak RSS / {ref}",
                            f"time <= {REFERENCE_WORST_TIME_GOAL:.2f}x"],
                           [[w, f"{t:.2f}", f"{m:.2f}", "yes" if t <= REFERENCE_WORST_TIME_GOAL else "no"]
                            for w, (t, m) in ratios.items()], "lrrl")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .. import valgrind
 from ..errors import LabError
+from ..paths import build_dir
 from . import common
 
 CONTENDERS = ["inline", "bump", "reap", "emulator", "pmr", "mimalloc", "talloc", "apr"]
@@ -71,7 +72,7 @@ def add_parser(sub) -> None:
 
 
 def binary(name: str) -> Path:
-    return common.build_dir() / "bench" / "reap" / f"strata-bench-reap-{name}"
+    return build_dir() / "bench" / "reap" / f"strata-bench-reap-{name}"
 
 
 def run_json(name: str, *arguments) -> list:

@@ -8,7 +8,7 @@ with the plain run of the same round; reported: the median time of each and
 the median of the paired ratios, with their min and max."""
 import tempfile
 
-from .. import paths
+from .. import allocators, paths
 from . import common
 
 SHIMS = ["profile", "trace"]
@@ -33,7 +33,6 @@ def loop_ns(exe, preload: list, variables: dict) -> int:
 def command(args) -> int:
     common.check_rounds(args.rounds)
     chosen_shims = common.names("--shims", args.shims, SHIMS)
-    from .. import allocators
     chosen = common.available_allocators("--allocators", args.allocators,
                                          DEFAULT_ALLOCATORS if args.allocators is None else allocators.KNOWN)
     exe = common.program(PROGRAM)
