@@ -71,7 +71,8 @@ def test_source_peers_are_found_in_the_peers_directory_with_their_version_note(t
         (tmp_path / where.relative).write_bytes(b"")
     (tmp_path / "VERSIONS").write_text("mimalloc3 30302 (crate libmimalloc-sys 0.1.49)\n"
                                        "snmalloc crate snmalloc-sys 0.7.6\n")
-    assert allocators.resolve("mimalloc3").library == (tmp_path / "mimalloc3" / "libmimalloc.so").resolve()
+    for name in ("mimalloc3", "snmalloc"):
+        assert allocators.resolve(name).library == (tmp_path / allocators.REGISTRY[name].where.relative).resolve()
     assert allocators.version("mimalloc3")["version"] == "mimalloc3 30302 (crate libmimalloc-sys 0.1.49)"
     assert allocators.version("snmalloc")["version"] == "snmalloc crate snmalloc-sys 0.7.6"
 

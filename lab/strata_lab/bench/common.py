@@ -21,6 +21,15 @@ MIN_ROUNDS = 5  # medians of fewer runs are noise
 # ---------------------------------------------------------------------------
 # Options.
 
+def add_benchmark(sub, name: str, summary: str, doc: str, command):
+    """The benchmark's subcommand, with what every benchmark takes (--rounds);
+    doc's first paragraph is its description."""
+    p = sub.add_parser(name, help=summary, description=doc.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=7, help=f"interleaved rounds (>= {MIN_ROUNDS}; default 7)")
+    p.set_defaults(bench=command)
+    return p
+
+
 def check_rounds(rounds: int, quick_allows_fewer: bool = False, quick: bool = False) -> None:
     if rounds < 1 or (rounds < MIN_ROUNDS and not (quick_allows_fewer and quick)):
         fewer = "; --quick allows fewer" if quick_allows_fewer else ""

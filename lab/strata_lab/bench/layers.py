@@ -23,14 +23,12 @@ WORKLOAD = "zero-cost"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("layers", help="the zero-cost claim: heaps from layers against hand-written ones",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (>= 5; default 7)")
+    p = common.add_benchmark(sub, "layers", "the zero-cost claim: heaps from layers against hand-written ones",
+                             __doc__, command)
     p.add_argument("--ops", type=int, default=4_000_000, help="allocations per timed run (default 4000000)")
     p.add_argument("--callgrind-ops", type=int, default=400_000,
                    help="allocations per callgrind run (default 400000)")
     p.add_argument("--no-callgrind", action="store_true", help="skip the instruction counts")
-    p.set_defaults(bench=command)
 
 
 def seconds(exe, contender: str, ops: int) -> float:

@@ -92,9 +92,8 @@ REFERENCE_WORST_TIME_GOAL = 1.10
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("malloc", help="libstrata against glibc and the peer mallocs: time, peak RSS, instructions",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (>= 5; default 7)")
+    p = common.add_benchmark(sub, "malloc", "libstrata against glibc and the peer mallocs: time, peak RSS, "
+                             "instructions", __doc__, command)
     p.add_argument("--quick", action="store_true", help="small sizes: checks the harness, figures mean little")
     p.add_argument("--workloads", default=",".join(WORKLOADS),
                    help="comma-separated subset, or 'all' (the default: %(default)s)")
@@ -112,7 +111,6 @@ def add_parser(sub) -> None:
                    help="real programs whose peak RSS to measure under each contender, or 'none' "
                         "(default: %(default)s)")
     p.add_argument("--seed", type=int, default=1, help="seed of the per-round shuffle")
-    p.set_defaults(bench=command)
 
 
 # ---------------------------------------------------------------------------

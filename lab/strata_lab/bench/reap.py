@@ -54,9 +54,8 @@ SEED = 20020101
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("reap", help="reaps against other region allocators: time, drag, instructions, misses",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=7, help="timing rounds (>= 5; default 7)")
+    p = common.add_benchmark(sub, "reap", "reaps against other region allocators: time, drag, instructions, misses",
+                             __doc__, command)
     p.add_argument("--shapes", default="large,small", help="region shapes: large, small (default both)")
     p.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
                    help="process CPU time (default; immune to being descheduled) or wall time")
@@ -68,7 +67,6 @@ def add_parser(sub) -> None:
     p.add_argument("--no-drag", action="store_true", help="skip the drag workload")
     p.add_argument("--drag-runs", type=int, default=3, help="fresh processes per drag configuration (default 3)")
     p.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run, figures not meaningful)")
-    p.set_defaults(bench=command)
 
 
 def binary(name: str) -> Path:

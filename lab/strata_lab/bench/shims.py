@@ -17,13 +17,11 @@ PROGRAM = "tests/lab/lab_alloc_patterns"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("shims", help="the overhead of the lab's profiler and trace recorder",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (>= 5; default 7)")
+    p = common.add_benchmark(sub, "shims", "the overhead of the lab's profiler and trace recorder",
+                             __doc__, command)
     p.add_argument("--allocators", help="comma-separated allocators under the shims (default: "
                                         f"{','.join(DEFAULT_ALLOCATORS)}, those installed)")
     p.add_argument("--shims", default=",".join(SHIMS), help="comma-separated shims to measure (default: %(default)s)")
-    p.set_defaults(bench=command)
 
 
 def loop_ns(exe, preload: list, variables: dict) -> int:
