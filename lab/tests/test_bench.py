@@ -93,11 +93,15 @@ def test_reap_end_to_end():
 
 def test_malloc_end_to_end():
     result = lab_ok("bench", "malloc", "--quick", "--rounds", "1", "--contenders", "glibc,mimalloc,libstrata",
-                    "--workloads", "churn,xfree", "--programs", "python3-startup")
+                    "--workloads", "churn,burst", "--programs", "python3-startup")
     out = result.stdout
     assert "## Malloc benchmarks" in out and "1 interleaved rounds (--quick)" in out
     assert "### geometric means over the 2 workloads, against mimalloc" in out
-    assert "### churn: " in out and "### xfree: " in out
+    assert "### churn: " in out and "### burst: " in out
+    churn, burst = out.split("### churn: ")[1].split("### burst: ")
+    # Only burst measures the RSS after an idle spell (the last column).
+    assert "| libstrata | " in churn and churn.split("| libstrata | ")[1].split("\n")[0].endswith("| - |")
+    assert not burst.split("| libstrata | ")[1].split("\n")[0].endswith("| - |")
     assert "| libstrata | " in out and "| python3-startup | " in out
     assert "- glibc: no LD_PRELOAD (glibc malloc)" in out and "- libstrata: /" in out
     assert "round 1/1 churn  libstrata" in result.stderr
