@@ -58,13 +58,17 @@ test-all: test test-asan test-tsan
 bench: build
 	@$(MAKE) --no-print-directory bench-run
 
+# Each benchmark of `strata-lab bench` (docs/lab.md, "Benchmarks") on the
+# Release build, at its default sizes; BENCHMARKS picks some.
+BENCHMARKS ?= layers reap malloc shims
 bench-run:
-	@for d in bench/*/; do \
-	  if [ -x $$d/run ]; then echo; echo "## $$d"; $$d/run build/release || exit 1; fi; \
+	@for b in $(BENCHMARKS); do \
+	  echo; echo "## strata-lab bench $$b"; \
+	  STRATA_LAB_BUILD_DIR=$(CURDIR)/build/release $(VENV)/bin/strata-lab bench $$b || exit 1; \
 	done
 
-# mimalloc 3 and snmalloc, which Debian does not package, for bench/malloc/run
-# (contenders mimalloc3 and snmalloc). Sources through cargo; not part of test.
+# mimalloc 3 and snmalloc, which Debian does not package, for `strata-lab bench
+# malloc` (contenders mimalloc3 and snmalloc). Sources through cargo; not part of test.
 peers:
 	JOBS=$(JOBS) tools/peers/build.sh
 

@@ -1,6 +1,6 @@
 /* Shared pieces of the malloc benchmarks: clock, RNG, options, object tags,
  * bookkeeping memory, the self-check of which malloc is in effect, and the
- * one-line report the driver (bench/malloc/run) parses.
+ * one-line report the driver (`strata-lab bench malloc`) parses.
  *
  * The benchmarks call plain malloc/free/realloc: the allocator under test is
  * chosen by LD_PRELOAD. Their own bookkeeping (slot arrays) comes from mmap so
@@ -172,6 +172,27 @@ static inline void bench_require_positive(const char *prog, const char *option, 
     fprintf(stderr, "%s: %s must be at least 1\n", prog, option);
     exit(2);
   }
+}
+
+/* The options of the programs whose threads each own a working set of
+ * slots (threadsmall, xfree), in this order: ops per thread, slots per thread
+ * (--slots or --window), threads, seed. Parses them, checks where malloc comes
+ * from, and ends the program (status 2) on a bad value. */
+typedef struct {
+  uint64_t ops, slots, threads, seed;
+  int verify_full;
+} bench_thread_options;
+
+static bench_thread_options bench_parse_thread_options(int argc, char **argv, bench_option opts[4],
+                                                       uint64_t min_threads, uint64_t max_threads) {
+  bench_flags flags = bench_parse(argc, argv, opts, 4);
+  bench_check_origin(&flags);
+  bench_thread_options o = {opts[0].value, opts[1].value, opts[2].value, opts[3].value, flags.verify_full};
+  char slots_option[32];
+  snprintf(slots_option, sizeof slots_option, "--%s", opts[1].name);
+  bench_require_positive(argv[0], slots_option, o.slots);
+  bench_require_range(argv[0], "--threads", o.threads, min_threads, max_threads);
+  return o;
 }
 
 /* ---- object tags ------------------------------------------------------- */

@@ -77,18 +77,15 @@ static void *run_worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  bench_flags flags = bench_parse(argc, argv, options, sizeof options / sizeof options[0]);
-  bench_check_origin(&flags);
-  g.ops = options[0].value;
-  g.slots = options[1].value;
-  g.threads = options[2].value;
-  g.verify_full = flags.verify_full;
-  bench_require_positive(argv[0], "--slots", g.slots);
-  bench_require_range(argv[0], "--threads", g.threads, 1, kMaxThreads);
+  bench_thread_options o = bench_parse_thread_options(argc, argv, options, 1, kMaxThreads);
+  g.ops = o.ops;
+  g.slots = o.slots;
+  g.threads = o.threads;
+  g.verify_full = o.verify_full;
   for (uint64_t t = 0; t < g.threads; t++) {
     worker *w = &g.workers[t];
     w->slots = bench_map(g.slots * sizeof *w->slots);
-    w->rng.state = options[3].value * 0x10001 + t;
+    w->rng.state = o.seed * 0x10001 + t;
     w->seq = t << 36; /* distinct tags per thread */
   }
   uint64_t rss_start = bench_rss_bytes();

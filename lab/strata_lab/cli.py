@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import allocators, drag, frag, precondition, profile, trace, workload_catalogue, workloads
+from . import allocators, bench, drag, frag, precondition, profile, trace, workload_catalogue, workloads
 from .errors import LabError, ProgramFailed
 
 
@@ -109,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cachegrind", action="store_true",
                    help="also one cachegrind (D1, LL misses) and one callgrind (instructions) run per cell (slow)")
     p.set_defaults(run=_evaluate, command=None, alloc="glibc")
+
+    p = sub.add_parser("bench", help="a benchmark: layers, reap, malloc or shims (Markdown tables on stdout)")
+    bench.add_parsers(p)
+    p.set_defaults(run=bench.command, command=None, alloc="glibc")
 
     p = sub.add_parser("report", help="re-render an evaluation's report from its raw results")
     p.add_argument("results_dir")

@@ -198,7 +198,7 @@ static int mixed(void) {
   return 0;
 }
 
-/* Allocation-heavy churn for measuring the shims' overhead (bench/lab/run):
+/* Allocation-heavy churn for measuring the shims' overhead (strata-lab bench shims):
  * 3 million malloc/free of 8..519 bytes over 4096 slots. Prints the loop's
  * own time ("ns=...") so process start and exit do not count. */
 static int churn(void) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the newest mimalloc (3.x) and snmalloc (0.7) as LD_PRELOAD libraries
-# for bench/malloc/run. Neither is a Debian package and this machine reaches
+# for `strata-lab bench malloc` (the allocator registry's mimalloc3 and snmalloc). Neither is a Debian package and this machine reaches
 # crates.io but not GitHub, so the sources come through cargo: the crates
 # libmimalloc-sys and snmalloc-sys ship the C/C++ trees, which we build with
 # their own CMake (not through the crates' build.rs).
@@ -111,25 +111,13 @@ cmake -S "$snmalloc_src" -B "$out/snmalloc" -G Ninja -DCMAKE_BUILD_TYPE=Release 
   >&2 || fail "cmake configure of snmalloc failed"
 cmake --build "$out/snmalloc" -j "$jobs" --target snmallocshim >&2 || fail "building snmalloc failed"
 
-mimalloc_so=$out/mimalloc3/libmimalloc.so
-snmalloc_so=$out/snmalloc/libsnmallocshim.so
-for so in "$mimalloc_so" "$snmalloc_so"; do
-  [ -f "$so" ] || fail "expected $so after the build, it is not there"
-done
-
-# A preload that does not take effect is only a warning from ld.so: check
-# that a program's malloc really binds to each library, and to nothing else.
-for so in "$mimalloc_so" "$snmalloc_so"; do
-  bindings=$(cd / && LD_PRELOAD=$so LD_DEBUG=bindings /bin/ls / 2>&1 >/dev/null | grep "normal symbol \`malloc'" || true)
-  if [ -z "$bindings" ] || grep -qv " to $so " <<<"$bindings"; then
-    fail "malloc does not bind to $so under LD_PRELOAD:"$'\n'"${bindings:-(no binding of malloc at all)}"
-  fi
-  step "malloc binds to $so under LD_PRELOAD"
-done
-
 # A version note the benchmark report can quote.
 printf 'mimalloc3 %s (crate %s %s)\nsnmalloc crate %s %s\n' "$mimalloc_version" \
   "$MIMALLOC_CRATE" "$MIMALLOC_CRATE_VERSION" "$SNMALLOC_CRATE" "$SNMALLOC_CRATE_VERSION" >"$out/VERSIONS"
 
-echo "$mimalloc_so"
-echo "$snmalloc_so"
+# Where each library is: the lab's allocator registry (lab/strata_lab/allocators.py)
+# says, and checks that a program's malloc really binds to it, and to nothing
+# else, under LD_PRELOAD (a preload that does not take effect is only a warning
+# from ld.so). It prints the two paths.
+PYTHONPATH="$root/lab" STRATA_LAB_PEERS_DIR="$out" python3 -m strata_lab.allocators check mimalloc3 snmalloc \
+  || fail "a library is missing after the build, or malloc does not bind to it (see above)"

@@ -1,0 +1,451 @@
+"""strata-lab bench malloc: libstrata against glibc and the peer mallocs of
+the allocator registry (jemalloc, tcmalloc, mimalloc, scudo, and mimalloc 3
+and snmalloc once `make peers` has built them).
+
+Each workload program (churn, larson, large, threadchurn, smallmix, burst,
+xfree, simple, threadsmall, stress; built in BUILD_DIR/bench/malloc; "server"
+is larson with mixed sizes) calls plain malloc/free; the allocator is chosen
+by LD_PRELOAD, and the program checks that malloc really comes from it.
+Rounds are interleaved: every round runs every contender once per workload,
+in an order shuffled per round, so slow drifts of the machine hit all
+contenders alike. Time is the program's own monotonic clock around its work;
+ratios are medians of per-round ratios (each run paired with the reference
+run of the same round). Memory is the program's peak RSS (its VmHWM) against
+the peak live bytes it requested. --reference names the contender the
+geometric means are taken against (default mimalloc3 if present, else
+mimalloc). --programs: real programs (python3, gcc) whose peak RSS is
+measured under each contender, a separate table. Output: Markdown tables.
+
+--callgrind adds instruction counts (one run per contender on small sizes):
+deterministic, unlike time, but blind to cache misses, page faults and
+contention."""
+import hashlib
+import os
+import random
+import tempfile
+from pathlib import Path
+
+from .. import allocators, evalstats, runner, valgrind
+from ..errors import LabError, ProgramFailed
+from ..paths import REPO_ROOT
+from . import common
+
+CONTENDERS = ["glibc", "jemalloc", "tcmalloc", "mimalloc", "mimalloc3", "snmalloc", "scudo", "libstrata"]
+REGISTRY_NAME = {"libstrata": "strata"}  # the contender's name in the allocator registry, where it differs
+WORKLOADS = {  # name -> (description, program, full-size args, --quick args, callgrind args)
+    "churn": ("small-object churn, 16-64 B, random alloc/free over a live window, 1 thread", "churn",
+              [], ["--ops", "1000000", "--window", "50000"], ["--ops", "300000", "--window", "20000"]),
+    "larson": ("producer/consumer, 2 threads x generations, 16-512 B, half freed by the other thread", "larson",
+               [], ["--ops", "100000", "--window", "10000", "--generations", "2"],
+               ["--ops", "50000", "--window", "5000", "--generations", "2"]),
+    "large": ("large objects, 64 KiB-8 MiB log-uniform, 1/4 realloc, every page written", "large",
+              [], ["--ops", "800"], ["--ops", "300"]),
+    "threadchurn": ("8 short-lived threads x 100 iterations, objects passed through a shared table, "
+                    "window freed in slot order at exit", "threadchurn",
+                    [], ["--iterations", "8", "--ops", "4000"], ["--iterations", "6", "--ops", "3000"]),
+    "smallmix": ("1 thread, 16 B-2 KiB varied sizes, 1/4 of visits realloc-grow, bulk frees", "smallmix",
+                 [], ["--ops", "1000000", "--window", "20000"], ["--ops", "400000", "--window", "20000"]),
+    "burst": ("256 MiB of 64 B objects, freed by the same thread, 1 s idle", "burst",
+              [], ["--mib", "32", "--idle-ms", "200"], ["--mib", "16", "--idle-ms", "50"]),
+    "burst-remote": ("256 MiB of 64 B objects, freed by a second thread, 1 s idle", "burst",
+                     ["--remote", "1"], ["--remote", "1", "--mib", "32", "--idle-ms", "200"],
+                     ["--remote", "1", "--mib", "16", "--idle-ms", "50"]),
+    "server": ("larson with mixed sizes: 16 B-4 KiB log-uniform, 2 threads, half freed by the other thread",
+               "larson", ["--min-size", "16", "--max-size", "4096", "--log-sizes", "1", "--ops", "500000",
+                          "--window", "20000"],
+               ["--min-size", "16", "--max-size", "4096", "--log-sizes", "1", "--ops", "100000",
+                "--window", "5000", "--generations", "2"],
+               ["--min-size", "16", "--max-size", "4096", "--log-sizes", "1", "--ops", "50000",
+                "--window", "5000", "--generations", "2"]),
+    "xfree": ("16 B-16 KiB log-uniform, 2 threads, nearly every object freed by the other thread", "xfree",
+              [], ["--ops", "50000"], ["--ops", "30000"]),
+    "simple": ("1 thread, batches of 25-1600 objects of one size (16 B-1 KiB) allocated, then all freed",
+               "simple", [], ["--ops", "1000000"], ["--ops", "400000"]),
+    "threadsmall": ("2 threads, each with its own 1000 slots: free a random slot, allocate 16 B-4 KiB "
+                    "(3/4 <= 128 B) into it; a small program's footprint", "threadsmall",
+                    [], ["--ops", "200000"], ["--ops", "100000"]),
+    "stress": ("32 short-lived threads x 10 iterations (mimalloc's test-stress pattern), calloc 8 B-10 MiB, "
+               "objects swapped through a shared 1000-slot table", "stress",
+               [], ["--iterations", "2", "--scale", "10"], ["--iterations", "2", "--scale", "5"]),
+}
+PROGRAM_NAMES = sorted({w[1] for w in WORKLOADS.values()})
+
+# Real programs (the inputs of tests/programs), for their footprint: peak RSS
+# of the whole process tree, measured by the peak_rss helper. name ->
+# (description, argv; {programs} is tests/programs, {out} a scratch directory).
+TESTS_PROGRAMS = REPO_ROOT / "tests" / "programs"
+PROGRAMS = {
+    "python3-startup": ("python3 -c pass: interpreter start-up and exit", ["/usr/bin/python3", "-c", "pass"]),
+    "python3": ("python3 churn_dicts.py: builds, thins and drops dicts, lists and sets of small objects",
+                ["/usr/bin/python3", "{programs}/churn_dicts.py"]),
+    "gcc": ("gcc -O2 -g -c sample.c (gcc, cc1 and as; the largest process counts)",
+            ["/usr/bin/gcc", "-O2", "-g", "-c", "{programs}/sample.c", "-o", "{out}/sample.o"]),
+}
+
+GOAL_PEERS = ["jemalloc", "tcmalloc", "mimalloc"]
+RSS_SLACK = 1.05  # the goal: peak RSS at most the lowest peer's + 5%
+# Issue 12's goals against mimalloc 3 on the independent suite: geometric
+# means of the paired ratios, and no workload slower than 1.10x.
+REFERENCE_TIME_GOAL = 0.95
+REFERENCE_RSS_GOAL = 0.55
+REFERENCE_WORST_TIME_GOAL = 1.10
+
+
+def add_parser(sub) -> None:
+    p = common.add_benchmark(sub, "malloc", "libstrata against glibc and the peer mallocs: time, peak RSS, "
+                             "instructions", __doc__, command)
+    p.add_argument("--quick", action="store_true", help="small sizes: checks the harness, figures mean little")
+    p.add_argument("--workloads", default=",".join(WORKLOADS),
+                   help="comma-separated subset, or 'all' (the default: %(default)s)")
+    p.add_argument("--contenders", help="comma-separated subset of " + ",".join(CONTENDERS) + " (default: all "
+                   "that are installed or built; mimalloc3 and snmalloc need make peers)")
+    p.add_argument("--peers-dir", help="where tools/peers/build.sh (make peers) put mimalloc3 and snmalloc "
+                                       "(default: $STRATA_LAB_PEERS_DIR, else build/peers)")
+    p.add_argument("--reference", help="contender the geometric means are taken against "
+                                       "(default: mimalloc3 if among the contenders, else mimalloc)")
+    p.add_argument("--libstrata", help="libstrata.so to preload (default: the one the build made)")
+    p.add_argument("--baseline", help="another libstrata.so (e.g. a copy from before a change), run as the "
+                                      "extra contender 'baseline' in the same interleaved rounds")
+    p.add_argument("--callgrind", action="store_true", help="also count instructions under callgrind")
+    p.add_argument("--programs", default=",".join(PROGRAMS),
+                   help="real programs whose peak RSS to measure under each contender, or 'none' "
+                        "(default: %(default)s)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the per-round shuffle")
+
+
+# ---------------------------------------------------------------------------
+# What runs: checked before anything does.
+
+def choose(args) -> dict:
+    """contender name -> allocators.Allocator, after every option is checked."""
+    common.check_rounds(args.rounds, quick_allows_fewer=True, quick=args.quick)
+    args.workloads = common.names("--workloads", ",".join(WORKLOADS) if args.workloads == "all" else args.workloads,
+                                  list(WORKLOADS))
+    args.programs = [] if args.programs == "none" else common.names("--programs", args.programs, list(PROGRAMS))
+    if args.peers_dir:
+        os.environ["STRATA_LAB_PEERS_DIR"] = str(Path(args.peers_dir).resolve())
+    if args.libstrata:
+        os.environ["STRATA_LAB_LIBSTRATA"] = str(Path(args.libstrata).resolve())
+    contenders = common.available_allocators("--contenders", args.contenders, CONTENDERS,
+                                             lambda name: REGISTRY_NAME.get(name, name))
+    if args.baseline:
+        contenders["baseline"] = allocators.resolve(args.baseline, "--baseline")
+    args.contenders = list(contenders)
+    if args.reference is not None and args.reference not in contenders:
+        raise LabError(f"--reference: {args.reference!r} is not among the contenders ({', '.join(contenders)})")
+    if args.reference is None:
+        args.reference = next((n for n in ("mimalloc3", "mimalloc") if n in contenders), None)
+    if args.callgrind:
+        valgrind.require("--callgrind")
+    for name in PROGRAM_NAMES + ["peak_rss"]:
+        common.program(f"bench/malloc/{name}")
+    return contenders
+
+
+def program(name: str) -> Path:
+    return common.program(f"bench/malloc/{name}")
+
+
+# ---------------------------------------------------------------------------
+# Running.
+
+def parse_report(text: str) -> dict:
+    for line in text.splitlines():
+        if line.startswith("workload="):
+            report = common.fields(line)
+            for key in ("ops", "peak_live_bytes", "rss_start_bytes", "rss_peak_bytes", "rss_idle_bytes"):
+                if key in report:
+                    report[key] = int(report[key])
+            report["elapsed_s"] = float(report["elapsed_s"])
+            return report
+    raise ProgramFailed(f"no report line in output: {text!r}")
+
+
+def run_once(workload: str, allocator, quick: bool) -> dict:
+    """One benchmark process: its report, plus its CPU time."""
+    _, name, full_args, quick_args, _ = WORKLOADS[workload]
+    result = common.run([program(name), *(quick_args if quick else full_args),
+                         "--expect-malloc-from", allocator.malloc_from()], allocator.preload())
+    report = parse_report(result.stdout)
+    # The program reports its own VmHWM: ru_maxrss would include this Python
+    # process, whose RSS at fork time Linux carries over exec into the child's.
+    # CPU time of the whole process: less hurt than the clock when a shared
+    # machine deschedules us, though it includes start-up and spinning.
+    report["cpu_s"] = result.cpu_seconds
+    if report["rss_peak_bytes"] == 0:
+        raise ProgramFailed(f"{workload}: {name} could not read its VmHWM")
+    return report
+
+
+def measure(args, contenders: dict) -> common.Measurements:
+    runs = common.Measurements()
+    shuffle = random.Random(args.seed)
+    for rnd in range(args.rounds):
+        for workload in args.workloads:
+            order = list(contenders)
+            shuffle.shuffle(order)
+            for name in order:
+                report = run_once(workload, contenders[name], args.quick)
+                runs.add(rnd, workload, name, report)
+                common.progress(f"round {rnd + 1}/{args.rounds} {workload:6} {name:9} "
+                                f"{report['elapsed_s']:8.3f} s  {report['rss_peak_bytes'] / 2**20:7.1f} MiB")
+    check_same(runs, "checksum", "checksums differ between runs")
+    return runs
+
+
+def check_same(runs: common.Measurements, field: str, what: str) -> None:
+    """Every workload allocates the same objects (every program prints the
+    same) under every allocator."""
+    seen = {}
+    for row in runs.rows:
+        seen.setdefault(row["workload"], {}).setdefault(row["allocator"], set()).add(row[field])
+    for workload, by_contender in seen.items():
+        if len(set().union(*by_contender.values())) != 1:
+            raise ProgramFailed(f"{workload}: {what}: "
+                                f"{ {c: sorted(v) for c, v in by_contender.items()} }")
+
+
+def run_program_once(name: str, allocator, scratch: str) -> dict:
+    """One real program under one contender: its peak RSS, time and a digest
+    of its output (which must not depend on the allocator)."""
+    argv = [a.format(programs=TESTS_PROGRAMS, out=scratch) for a in PROGRAMS[name][1]]
+    preload = ["--preload", str(allocator.library)] if allocator.library else []
+    # The helper gives the preload to the program only.
+    result = common.run([program("peak_rss"), *preload, *argv], cwd=scratch,
+                        variables={"PYTHONHASHSEED": "0", "LC_ALL": "C", "TZ": "UTC", "PATH": "/usr/bin:/bin"})
+    # A preload ld.so cannot load is only a warning from it: here an error.
+    if "cannot be preloaded" in (result.stderr_tail or ""):
+        raise ProgramFailed(f"{name}: {allocator.library} cannot be preloaded:\n{result.stderr_tail.strip()}")
+    lines = result.stdout.splitlines()
+    report = common.fields(lines[-1])
+    produced = b"".join((Path(scratch) / f).read_bytes() for f in sorted(os.listdir(scratch)))
+    return {"rss_peak_bytes": int(report["peak_rss_bytes"]), "elapsed_s": float(report["elapsed_s"]),
+            "output": hashlib.sha256("\n".join(lines[:-1]).encode() + produced).hexdigest()[:16]}
+
+
+def measure_programs(args, contenders: dict) -> common.Measurements:
+    runs = common.Measurements()
+    shuffle = random.Random(args.seed)
+    # One scratch path for every run: gcc records its working directory in
+    # the object file, which must not differ between allocators.
+    with tempfile.TemporaryDirectory(prefix="strata-bench-programs.") as tmp:
+        scratch = os.path.join(tmp, "work")
+        for rnd in range(args.rounds if args.programs else 0):
+            for name in args.programs:
+                order = list(contenders)
+                shuffle.shuffle(order)
+                for contender in order:
+                    os.mkdir(scratch)
+                    run = run_program_once(name, contenders[contender], scratch)
+                    for entry in os.listdir(scratch):
+                        os.remove(os.path.join(scratch, entry))
+                    os.rmdir(scratch)
+                    runs.add(rnd, name, contender, run)
+                    common.progress(f"round {rnd + 1}/{args.rounds} {name:6} {contender:9} {run['elapsed_s']:8.3f} s"
+                                    f"  {run['rss_peak_bytes'] / 2**20:7.1f} MiB")
+    check_same(runs, "output", "output differs between allocators")
+    return runs
+
+
+# ---------------------------------------------------------------------------
+# Tables.
+
+def fmt_ratio(runs, workload: str, name: str, reference, key: str = "elapsed_s") -> str:
+    if reference is None or not runs.values(workload, reference, key):
+        return "n/a"
+    return f"{runs.ratio(workload, name, reference, key):.2f}"
+
+
+def time_memory_table(runs, workload: str, contenders: list, reference=None) -> list:
+    # Against a reference other than the Debian mimalloc (mimalloc3): its own
+    # time and peak RSS columns.
+    extra = reference if reference not in (None, "glibc", "mimalloc") else None
+    header = ["allocator", "median time (s)", "spread", "time / glibc", "time / mimalloc"] \
+        + ([f"time / {extra}"] if extra else []) + ["CPU / glibc", "CPU / mimalloc", "peak RSS (MiB)"] \
+        + ([f"peak RSS / {extra}"] if extra else []) \
+        + ["peak RSS / peak live", "RSS growth / peak live", "RSS after idle (MiB)"]
+    rows = []
+    for name in contenders:
+        time = runs.summary(workload, name, "elapsed_s")
+        idle = runs.values(workload, name, "rss_idle_bytes")
+        live = runs.median(workload, name, "peak_live_bytes")
+        rss = runs.median(workload, name, "rss_peak_bytes")
+        start = runs.median(workload, name, "rss_start_bytes")
+        rows.append([name, f"{time.median:.3f}",
+                     f"{(time.high - time.low) / time.median * 100 if time.median else 0:.0f}%",
+                     fmt_ratio(runs, workload, name, "glibc"), fmt_ratio(runs, workload, name, "mimalloc")]
+                    + ([fmt_ratio(runs, workload, name, extra)] if extra else [])
+                    + [fmt_ratio(runs, workload, name, "glibc", "cpu_s"),
+                       fmt_ratio(runs, workload, name, "mimalloc", "cpu_s"), f"{rss / 2**20:.1f}"]
+                    + ([fmt_ratio(runs, workload, name, extra, "rss_peak_bytes")] if extra else [])
+                    + [f"{rss / live:.2f}", f"{(rss - start) / live:.2f}",
+                       f"{runs.median(workload, name, 'rss_idle_bytes') / 2**20:.1f}" if idle else "-"])
+    first = contenders[0]
+    ops = next(r["ops"] for r in runs.rows if r["workload"] == workload)
+    return [f"### {workload}: {WORKLOADS[workload][0]}", ""] + common.table(header, rows) + [
+        "", f"peak live requested: {runs.median(workload, first, 'peak_live_bytes') / 2**20:.1f} MiB; "
+            f"operations: {ops}", ""]
+
+
+def lowest_peer_ratio(runs, workload: str, key: str) -> float:
+    """Median over rounds of libstrata's value / the lowest of the goal peers' in that round."""
+    mine = runs.by_round(workload, "libstrata", key)
+    peers = [runs.by_round(workload, p, key) for p in GOAL_PEERS]
+    return evalstats.summarize(v / min(p[r] for p in peers) for r, v in mine.items()).median
+
+
+def goal_table(args, runs) -> list:
+    """Issue 12's goals, per workload: faster than each peer, peak RSS <= lowest peer's + 5%."""
+    if "libstrata" not in args.contenders or any(p not in args.contenders for p in GOAL_PEERS):
+        return []
+    with_baseline = "baseline" in args.contenders
+    header = ["workload", "time / jemalloc", "time / tcmalloc", "time / mimalloc", "time / glibc",
+              "peak RSS / lowest peer", "RSS after idle / lowest peer", "time goal", "RSS goal"] \
+        + (["time / baseline", "peak RSS / baseline"] if with_baseline else [])
+    rows = []
+    for workload in args.workloads:
+        times = [runs.ratio(workload, "libstrata", p, "elapsed_s") for p in GOAL_PEERS]
+        rss = lowest_peer_ratio(runs, workload, "rss_peak_bytes")
+        has_idle = bool(runs.values(workload, "libstrata", "rss_idle_bytes"))
+        idle = lowest_peer_ratio(runs, workload, "rss_idle_bytes") if has_idle else None
+        rss_ok = rss <= RSS_SLACK and (idle is None or idle <= RSS_SLACK)
+        rows.append([workload] + [f"{t:.2f}" for t in times]
+                    + [fmt_ratio(runs, workload, "libstrata", "glibc" if "glibc" in args.contenders else None),
+                       f"{rss:.2f}", f"{idle:.2f}" if idle is not None else "-",
+                       "met" if max(times) < 1 else "missed", "met" if rss_ok else "missed"]
+                    + ([fmt_ratio(runs, workload, "libstrata", "baseline"),
+                        fmt_ratio(runs, workload, "libstrata", "baseline", "rss_peak_bytes")] if with_baseline else []))
+    return ["### libstrata against the goals (paired ratios, medians over rounds)", ""] + common.table(
+        header, rows, "lrrrrrrll" + ("rr" if with_baseline else "")) + [""]
+
+
+def reference_ratios(args, runs, name: str) -> dict:
+    """workload -> (paired time ratio, paired peak-RSS ratio) of `name` against the reference."""
+    return {w: (runs.ratio(w, name, args.reference, "elapsed_s"),
+                runs.ratio(w, name, args.reference, "rss_peak_bytes")) for w in args.workloads}
+
+
+def reference_table(args, runs) -> list:
+    """Every contender's geometric means over the workloads against the
+    reference, then libstrata per workload against issue 12's targets."""
+    ref = args.reference
+    if ref is None:
+        return []
+    rows = []
+    for name in args.contenders:
+        ratios = reference_ratios(args, runs, name)
+        slowest = max(ratios, key=lambda w: ratios[w][0])
+        rows.append([name, f"{common.geomean(t for t, _ in ratios.values()):.2f}",
+                     f"{common.geomean(m for _, m in ratios.values()):.2f}", f"{slowest} {ratios[slowest][0]:.2f}"])
+    lines = [f"### geometric means over the {len(args.workloads)} workloads, against {ref} "
+             "(paired ratios, medians over rounds; < 1 is better)", ""]
+    lines += common.table(["allocator", "time geomean", "peak RSS geomean", "slowest workload (time ratio)"],
+                          rows, "lrrl") + [""]
+    if "libstrata" not in args.contenders or ref == "libstrata":
+        return lines
+    ratios = reference_ratios(args, runs, "libstrata")
+    time_gm = common.geomean(t for t, _ in ratios.values())
+    rss_gm = common.geomean(m for _, m in ratios.values())
+    too_slow = [w for w, (t, _) in ratios.items() if t > REFERENCE_WORST_TIME_GOAL]
+    against = "" if ref == "mimalloc3" else f" (they are set against mimalloc 3; here against {ref})"
+    lines += [f"libstrata against issue 12's targets{against}: "
+              f"time geomean {time_gm:.2f} (target <= {REFERENCE_TIME_GOAL}: "
+              f"{'met' if time_gm <= REFERENCE_TIME_GOAL else 'missed'}), "
+              f"peak RSS geomean {rss_gm:.2f} (target <= {REFERENCE_RSS_GOAL}: "
+              f"{'met' if rss_gm <= REFERENCE_RSS_GOAL else 'missed'}), "
+              f"workloads slower than {REFERENCE_WORST_TIME_GOAL:.2f}x: {', '.join(too_slow) or 'none'}.", ""]
+    lines += common.table(["workload", f"libstrata time / {ref}", f"libstrata peak RSS / {ref}",
+                           f"time <= {REFERENCE_WORST_TIME_GOAL:.2f}x"],
+                          [[w, f"{t:.2f}", f"{m:.2f}", "yes" if t <= REFERENCE_WORST_TIME_GOAL else "no"]
+                           for w, (t, m) in ratios.items()], "lrrl")
+    return lines + [""]
+
+
+def programs_table(args, runs) -> list:
+    ref = args.reference
+    if not args.programs:
+        return []
+    rows, per_ref = [], {c: [] for c in args.contenders}
+    for name in args.programs:
+        cells = []
+        for c in args.contenders:
+            cell = f"{runs.median(name, c, 'rss_peak_bytes') / 2**20:.1f} MiB"
+            if ref:
+                r = runs.ratio(name, c, ref, "rss_peak_bytes")
+                per_ref[c].append(r)
+                cell += f" ({r:.2f})"
+            cells.append(cell)
+        rows.append([name] + cells)
+    if ref:
+        rows.append([f"geomean peak RSS / {ref}"] + [f"{common.geomean(v):.2f}" for v in per_ref.values()])
+        rows.append([f"geomean time / {ref}"] + [
+            f"{common.geomean(runs.ratio(n, c, ref, 'elapsed_s') for n in args.programs):.2f}"
+            for c in args.contenders])
+    return ["### real programs: peak RSS of the process tree (median over rounds)", "",
+            "Footprint of small real programs (issue 12: espresso, glibc's thread benchmark). "
+            f"Ratios are paired, against {ref or 'nothing'}.", ""] + common.table(
+        ["program"] + args.contenders, rows) + [""] + [f"- {n}: {PROGRAMS[n][0]}" for n in args.programs] + [""]
+
+
+def callgrind_table(args, contenders: dict) -> list:
+    ref = args.reference
+    per_reference = {name: [] for name in contenders}  # instruction ratios against the reference
+    rows = []
+    for workload in args.workloads:
+        _, name_of_program, _, _, cg_args = WORKLOADS[workload]
+        counts = {}
+        for name, allocator in contenders.items():
+            argv = [str(program(name_of_program)), *cg_args, "--expect-malloc-from", allocator.malloc_from()]
+            try:
+                counts[name] = valgrind.instructions(argv, runner.environment(allocator.preload(), {}))
+            except LabError as error:
+                # snmalloc reserves a pagemap for the whole address space at
+                # start-up, and scudo large regions for its size classes, more
+                # than valgrind lets a process map: they abort there. One
+                # contender that cannot run under valgrind is a gap in the
+                # table, not the end of the report.
+                if name == "libstrata":
+                    raise ProgramFailed(str(error)) from None
+                counts[name] = None
+                common.progress(f"callgrind {workload:6} {name:9} FAILED: {str(error).splitlines()[0]}")
+                continue
+            common.progress(f"callgrind {workload:6} {name:9} {counts[name]:,} Ir")
+        glibc = counts.get("glibc")
+        rows.append([workload] + ["fails under valgrind" if c is None else
+                                  f"{c / 1e6:.0f} M" + (f" ({c / glibc:.2f}x glibc)" if glibc else "")
+                                  for c in counts.values()])
+        if counts.get(ref):
+            for name, c in counts.items():
+                if c is not None:
+                    per_reference[name].append(c / counts[ref])
+    if ref in contenders:
+        rows.append([f"geomean / {ref}"] + [f"{common.geomean(v):.2f}" if v else "-"
+                                            for v in per_reference.values()])
+    return ["### instructions (callgrind, small sizes, whole process)", ""] + common.table(
+        ["workload"] + list(contenders), rows) + [""]
+
+
+def command(args) -> int:
+    contenders = choose(args)
+    started = common.started()
+    runs = measure(args, contenders)
+    program_runs = measure_programs(args, contenders)
+    out = ["## Malloc benchmarks", "",
+           f"`{common.command_line()}` - {started}, {common.machine()}, {args.rounds} interleaved rounds"
+           + (" (--quick)" if args.quick else ""), "",
+           "Time: median of the program's own clock; ratios: median of per-round ratios "
+           "(< 1 is faster). Spread: (max - min) / median of the time over the rounds. "
+           "CPU: user + system time of the process (wait4), paired ratios likewise. "
+           "Memory: peak RSS of the process; RSS growth = peak RSS - RSS before the work.", ""]
+    out += goal_table(args, runs)
+    out += reference_table(args, runs)
+    for workload in args.workloads:
+        out += time_memory_table(runs, workload, args.contenders, args.reference)
+    out += programs_table(args, program_runs)
+    for name, allocator in contenders.items():
+        out.append(f"- {name}: {allocator.library or 'no LD_PRELOAD (glibc malloc)'}")
+    out.append("")
+    if args.callgrind:
+        out += callgrind_table(args, contenders)
+    common.emit(out)
+    return 0
