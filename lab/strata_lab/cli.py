@@ -22,7 +22,13 @@ def _add_alloc(parser, required: bool = False) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="strata-lab", description="strata's allocation laboratory")
     sub = parser.add_subparsers(dest="subcommand", required=True)
+    for add in (_instruments, _trace, _workloads, _evaluation):
+        add(sub)
+    return parser
 
+
+def _instruments(sub) -> None:
+    """profile, run, frag, drag: one program under one instrument."""
     p = sub.add_parser("profile", help="profile a program's allocations (JSON)")
     p.add_argument("-o", "--output", default="profile.json")
     p.add_argument("--cutoff", type=int, default=None, help="exact-size histogram below this size (default 4096)")
@@ -61,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_command(p)
     p.set_defaults(run=drag.command)
 
+
+def _trace(sub) -> None:
     p = sub.add_parser("trace", help="record or replay an allocation trace")
     tsub = p.add_subparsers(dest="trace_command", required=True)
     r = tsub.add_parser("record", help="record a program's allocation trace")
@@ -78,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay each recorded thread on a thread of its own (still in the recorded order)")
     r.set_defaults(run=trace.replay, command=None)
 
+
+def _workloads(sub) -> None:
     p = sub.add_parser("workloads", help="list the workloads (docs/workloads.md), or their Table 3 statistics")
     p.add_argument("--format", choices=["text", "markdown"], default="text",
                    help="the list as text (default) or as a Markdown table")
@@ -102,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workloads-dir", default=None, help=argparse.SUPPRESS)  # tests: another registry
     p.set_defaults(run=workload_catalogue.run_command, command=None)
 
+
+def _evaluation(sub) -> None:
+    """evaluate, bench and report."""
     # The evaluation (docs/lab.md, "Evaluation"): imported when used (it needs matplotlib).
     p = sub.add_parser("evaluate", help="run an evaluation matrix (lab/configs/*.toml) and write its report")
     p.add_argument("--config", help="TOML config (default lab/configs/default.toml)")
@@ -117,7 +130,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="re-render an evaluation's report from its raw results")
     p.add_argument("results_dir")
     p.set_defaults(run=_report, command=None, alloc="glibc")
-    return parser
 
 
 def _evaluate(args) -> int:

@@ -14,11 +14,10 @@ run of the same round). Memory is the program's peak RSS (its VmHWM) against
 the peak live bytes it requested. --reference names the contender the
 geometric means are taken against (default mimalloc3 if present, else
 mimalloc). --programs: real programs (python3, gcc) whose peak RSS is
-measured under each contender, a separate table. Output: Markdown tables.
+measured under each contender, a table of its own. Markdown tables.
 
 --callgrind adds instruction counts (one run per contender on small sizes):
-deterministic, unlike time, but blind to cache misses, page faults and
-contention."""
+deterministic, unlike time, but blind to cache misses, faults, contention."""
 import hashlib
 import os
 import random

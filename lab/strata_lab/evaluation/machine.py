@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .. import paths
+from .. import allocators, paths
 
 
 def _read(path: str) -> str:
@@ -37,22 +37,5 @@ def git_commit() -> dict:
 
 
 def allocator_versions(available: dict) -> dict:
-    """Library path, its real file and (for Debian's) the package version."""
-    out = {}
-    for name, library in available.items():
-        if not library:
-            out[name] = {"library": None, "version": platform.libc_ver()[1] and
-                         f"glibc {platform.libc_ver()[1]}"}
-            continue
-        real = os.path.realpath(library)
-        package = ""
-        try:
-            owner = subprocess.run(["dpkg", "-S", real], capture_output=True, text=True, timeout=10).stdout
-            if owner:
-                pkg = owner.split(":")[0]
-                package = pkg + " " + subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg],
-                                                     capture_output=True, text=True, timeout=10).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        out[name] = {"library": library, "real_path": real, "version": package or "built here"}
-    return out
+    """Each allocator's library and version, from the registry."""
+    return {name: allocators.version(name) for name in available}

@@ -9,14 +9,6 @@ from typing import Optional
 from .. import allocators, evalconfig
 from ..errors import LabError
 
-INSTALL = {  # how to get an allocator that is not there (the report lists it as skipped)
-    "jemalloc": "apt-get install libjemalloc2",
-    "tcmalloc": "apt-get install libgoogle-perftools4 (libtcmalloc_minimal.so.4)",
-    "mimalloc": "apt-get install libmimalloc2.0",
-    "strata": "make build (builds src/malloc/libstrata.so)",
-    "kingsley": "make build (builds src/layered/libstrata-kingsley.so)",
-    "lea": "make build (builds src/layered/libstrata-lea.so)",
-}
 
 
 @dataclass(frozen=True)
@@ -66,7 +58,7 @@ def _resolve_allocators(config: evalconfig.Config) -> tuple:
         try:
             available[name] = str(allocators.resolve(name).library or "")
         except LabError as error:
-            skipped[name] = f"{error}; install: {INSTALL.get(name, 'see docs/lab.md')}"
+            skipped[name] = str(error)  # names what is missing and how to get it (the registry's hint)
     available.setdefault("glibc", "")  # profiles run on glibc
     return available, skipped
 

@@ -6,21 +6,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from .. import allocators, paths, precondition, runner
-from ..errors import LabError
+from .. import allocators, paths, precondition, runner, valgrind
 from .plan import Cell
-
-
-def _valgrind_totals(out_file: Path) -> dict:
-    events, totals = None, None
-    for line in out_file.read_text().splitlines():
-        if line.startswith("events:"):
-            events = line.split()[1:]
-        elif line.startswith("summary:") or line.startswith("totals:"):
-            totals = [int(x) for x in line.split()[1:]]
-    if not events or not totals:
-        raise LabError(f"{out_file}: no events/summary line")
-    return dict(zip(events, totals))
 
 
 def valgrind_run(tool: str, cell: Cell, workload, seed: int, profile_path: Optional[str], folder: Path,
@@ -48,7 +35,7 @@ def valgrind_run(tool: str, cell: Cell, workload, seed: int, profile_path: Optio
     if done.returncode != 0:
         return dict(row, status="failed" if done.returncode > 0 else "crashed",
                     error=done.stderr.strip()[-300:])
-    totals = _valgrind_totals(out_file)
+    totals = valgrind.totals(out_file)
     row.update(status="ok", instructions=totals.get("Ir"))
     if tool == "cachegrind":
         row.update(d1_misses=totals.get("D1mr", 0) + totals.get("D1mw", 0),
