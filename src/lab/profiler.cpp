@@ -254,6 +254,24 @@ __attribute__((destructor)) void profile_at_exit() { write_profile(); }
 
 void on_process_exit() noexcept { write_profile(); }
 
+}  // namespace strata::lab
+
+// The preconditioner calls this (found with dlsym) when it is done: in memory
+// mode the peaks are the program's on the preconditioned heap, so they start
+// here, with the kept objects live and the pages the preconditioning left held.
+extern "C" __attribute__((visibility("default"))) void strata_lab_restart_peaks() noexcept {
+  using namespace strata::lab;
+  ensure_initialized();
+  if (!g_memory_mode) return;
+  const std::int64_t live_bytes = g_live.bytes.load(std::memory_order_relaxed);
+  g_live.peak_bytes.store(live_bytes, std::memory_order_relaxed);
+  g_live.peak_objects.store(g_live.objects.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  g_heap_at_peaks.reset();
+  g_heap_at_peaks.fell(static_cast<std::uint64_t>(live_bytes < 0 ? 0 : live_bytes), g_mirror);
+}
+
+namespace strata::lab {
+
 namespace observer {
 
 void allocated(void* p, std::size_t size, std::size_t, Call call) noexcept {
