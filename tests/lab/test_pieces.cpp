@@ -1,7 +1,8 @@
 // Unit tests of the lab shims' C++ pieces: the live-object table, the trace
 // varints, environment parsing, the profile reader and size sampler, and the
-// malloc-free file writer.
+// malloc-free file writer, the heap meter's readings.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "env.hpp"
 #include "file_writer.hpp"
+#include "heap_meter.hpp"
 #include "live_table.hpp"
 #include "profile_reader.hpp"
 #include "random.hpp"
@@ -148,6 +150,25 @@ TEST(Random, SameSeedSameSequenceAndBoundsHold) {
     ++counts[v];
   }
   for (std::uint64_t count : counts) EXPECT_NEAR(count / 30000.0, 1 / 3.0, 0.02);
+}
+
+// A private anonymous mapping is heap memory: its pages count once touched,
+// and no longer once given back with MADV_FREE (smaps: LazyFree), though Rss
+// keeps them. Anonymous resident memory (statm) rises with them too.
+TEST(HeapMeter, CountsTouchedPagesAndNotLazilyFreedOnes) {
+  constexpr std::size_t kBytes = 32 << 20;
+  void* mapping = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapping, MAP_FAILED);
+  auto* bytes = static_cast<volatile unsigned char*>(mapping);
+  const std::uint64_t heap_before = heap_resident_bytes(), anonymous_before = anonymous_resident_bytes();
+  for (std::size_t i = 0; i < kBytes; i += 4096) bytes[i] = 1;
+  const std::uint64_t heap_touched = heap_resident_bytes(), anonymous_touched = anonymous_resident_bytes();
+  EXPECT_GE(heap_touched, heap_before + kBytes);
+  EXPECT_LT(heap_touched, heap_before + kBytes + (4 << 20));
+  EXPECT_GE(anonymous_touched, anonymous_before + kBytes);
+  ASSERT_EQ(::madvise(mapping, kBytes, MADV_FREE), 0);
+  EXPECT_LT(heap_resident_bytes(), heap_touched - kBytes + (4 << 20));
+  ::munmap(mapping, kBytes);
 }
 
 TEST(FileWriter, WritesNumbersAndRenamesOnCommit) {
