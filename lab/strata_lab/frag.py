@@ -165,18 +165,26 @@ def summarize(sampler: Sampler, profiles: list) -> dict:
             "processes": len(profiles)}
 
 
-def describe(summary: dict) -> str:
+def _peaks_text(in_use: Optional[int], summary: dict, why_no_sample: str) -> str:
+    """The two peaks and their ratio, in words."""
     ratio = summary["fragmentation"]
-    if summary["peak_heap_resident_bytes"] is None:
-        text = "no sample of memory in use (the program ended before the first one): ratio not measured"
-    elif ratio is None:
-        text = "no live data: ratio undefined"
-    else:
-        text = (f"peak memory in use {summary['peak_heap_resident_bytes'] / 2**20:.2f} MiB, "
-                f"peak live {summary['peak_live_bytes'] / 2**20:.2f} MiB ({summary['peak_live_objects']:,} objects), "
-                f"fragmentation {ratio:.3f}")
-    processes = f", {summary['processes']} processes" if summary.get("processes", 1) > 1 else ""
-    return text + f" ({summary['samples']} timed samples, {summary['samples_at_live_peaks']} at live peaks{processes})"
+    if in_use is None:
+        return f"no sample of memory in use ({why_no_sample}): ratio not measured"
+    if ratio is None:
+        return "no live data: ratio undefined"
+    return (f"peak memory in use {in_use / 2**20:.2f} MiB, "
+            f"peak live {summary['peak_live_bytes'] / 2**20:.2f} MiB ({summary['peak_live_objects']:,} objects), "
+            f"fragmentation {ratio:.3f}")
+
+
+def _processes_text(summary: dict) -> str:
+    return f", {summary['processes']} processes" if summary.get("processes", 1) > 1 else ""
+
+
+def describe(summary: dict) -> str:
+    text = _peaks_text(summary["peak_heap_resident_bytes"], summary, "the program ended before the first one")
+    return text + (f" ({summary['samples']} timed samples, {summary['samples_at_live_peaks']} at live peaks"
+                   f"{_processes_text(summary)})")
 
 
 def _run_status(result: runner.RunResult, root_profile: Optional[dict]) -> str:
@@ -253,18 +261,9 @@ def measure_memory(argv, allocator_preload: list, variables: dict, timeout_s: Op
 
 
 def describe_memory_run(summary: dict) -> str:
-    ratio = summary["fragmentation"]
-    if summary["peak_in_use_bytes"] is None:
-        text = "no sample of memory in use (live data never reached 64 KiB): ratio not measured"
-    elif ratio is None:
-        text = "no live data: ratio undefined"
-    else:
-        text = (f"peak memory in use {summary['peak_in_use_bytes'] / 2**20:.2f} MiB, "
-                f"peak live {summary['peak_live_bytes'] / 2**20:.2f} MiB ({summary['peak_live_objects']:,} objects), "
-                f"fragmentation {ratio:.3f}")
-    processes = f", {summary['processes']} processes" if summary.get("processes", 1) > 1 else ""
+    text = _peaks_text(summary["peak_in_use_bytes"], summary, "live data never reached 64 KiB")
     return text + (f" ({summary['samples']} samples at events, {summary['growth_checks']} growth checks, "
-                   f"{summary['timed_samples']} timed samples{processes})")
+                   f"{summary['timed_samples']} timed samples{_processes_text(summary)})")
 
 
 def command(args) -> int:

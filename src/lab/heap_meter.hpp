@@ -48,7 +48,9 @@ std::uint64_t anonymous_resident_bytes() noexcept;
 // looks at anonymous_resident_bytes() every so many bytes handed out and
 // samples when it passed its level at the last sample by the same step. With
 // N the peak live bytes (or peak memory in use) over 64 KiB, each trigger reads
-// smaps at most about 1 + 129 x ln(N) times (1,200 for a 1 GiB peak).
+// smaps at most about 1 + 129 x ln(N) times (1,200 for a 1 GiB peak). statm
+// counts lazily freed pages (MADV_FREE) as resident, so memory in use that
+// grows back into them is seen at live peaks only.
 class PeakHeapSampler {
  public:
   // Live bytes have risen to live_bytes (a new peak).
