@@ -261,7 +261,7 @@ def measure_memory(argv, allocator_preload: list, variables: dict, timeout_s: Op
 
 
 def describe_memory_run(summary: dict) -> str:
-    text = _peaks_text(summary["peak_in_use_bytes"], summary, "live data never reached 64 KiB")
+    text = _peaks_text(summary["peak_in_use_bytes"], summary, "live data never reached 4 KiB")
     return text + (f" ({summary['samples']} samples at events, {summary['growth_checks']} growth checks, "
                    f"{summary['timed_samples']} timed samples{_processes_text(summary)})")
 

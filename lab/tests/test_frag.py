@@ -81,17 +81,27 @@ def test_a_peak_shorter_than_the_interval_is_measured_by_the_profiler(tmp_path, 
 
 
 def test_no_sample_is_reported_as_such_never_as_zero(tmp_path):
-    """A program whose live data never reaches the first sampling level, with a
-    timer too slow to fire: no measurement of memory in use at all."""
+    """A program that allocates nothing, with a timer too slow to fire: no
+    measurement of memory in use at all."""
     out = tmp_path / "frag.json"
-    result = lab_ok("frag", "--json", out, "--interval", 10000, "--", PATTERNS, "basic")
+    result = lab_ok("frag", "--json", out, "--interval", 10000, "--", PATTERNS, "nothing")
     summary = json.loads(out.read_text())
-    assert summary["samples"] == 0
+    assert summary["samples"] == 0 and summary["fragmentation"] is None
     if summary["timed_samples"] == 0:  # the timer's first sample can land before exec; then it counts
-        assert summary["peak_heap_resident_bytes"] is None and summary["fragmentation"] is None
+        assert summary["peak_heap_resident_bytes"] is None
         assert "no sample of memory in use" in result.stdout
     else:
-        assert summary["fragmentation"] > 0
+        assert "no live data" in result.stdout
+
+
+def test_a_small_program_is_measured_at_its_peak(tmp_path):
+    """basic: 6,400 bytes live at most. The memory mode samples from 4 KiB of
+    live data, so even this peak is measured at the moment it happens."""
+    out = tmp_path / "frag.json"
+    lab_ok("frag", "--json", out, "--interval", 10000, "--", PATTERNS, "basic")
+    summary = json.loads(out.read_text())
+    assert summary["peak_live_bytes"] == 100 * 24 + 50 * 80
+    assert summary["samples"] >= 1 and summary["fragmentation"] >= 1
 
 
 def test_child_processes_are_measured(tmp_path):

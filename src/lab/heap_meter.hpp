@@ -47,8 +47,9 @@ std::uint64_t anonymous_resident_bytes() noexcept;
 // 1/kInUseStepDivisor and adds samples away from live peaks: allocated()
 // looks at anonymous_resident_bytes() every so many bytes handed out and
 // samples when it passed its level at the last sample by the same step. With
-// N the peak live bytes (or peak memory in use) over 64 KiB, each trigger reads
-// smaps at most about 1 + 129 x ln(N) times (1,200 for a 1 GiB peak). statm
+// N the peak live bytes over 4 KiB (or peak memory in use over 64 KiB), each
+// trigger reads smaps at most about 1 + 129 x ln(N) times (1,600 for a 1 GiB
+// peak). statm
 // counts lazily freed pages (MADV_FREE) as resident, so memory in use that
 // grows back into them is seen at live peaks only.
 class PeakHeapSampler {
@@ -75,13 +76,18 @@ class PeakHeapSampler {
     }
   }
 
-  // Before any allocation: the memory mode's finer steps and growth checks.
-  void measure_closely() noexcept { close_ = true; }
+  // Before any allocation: the memory mode's finer steps and growth checks,
+  // from a first level of one page (a small program is measured too).
+  void measure_closely() noexcept {
+    close_ = true;
+    reset();
+  }
 
   // A forked child starts its own peaks.
   void reset() noexcept {
-    next_on_growth_.store(config::kHeapSampleFirstBytes, std::memory_order_relaxed);
-    next_on_fall_.store(config::kHeapSampleFirstBytes, std::memory_order_relaxed);
+    const std::uint64_t first = close_ ? config::kPageBytes : config::kHeapSampleFirstBytes;
+    next_on_growth_.store(first, std::memory_order_relaxed);
+    next_on_fall_.store(first, std::memory_order_relaxed);
     next_on_anonymous_.store(0, std::memory_order_relaxed);
     bytes_since_check_.store(0, std::memory_order_relaxed);
     peak_.store(0, std::memory_order_relaxed);
