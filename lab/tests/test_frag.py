@@ -187,14 +187,15 @@ def test_preconditioning_kept_objects_are_live_and_in_use(tmp_path):
     assert 1.0 <= with_program["fragmentation"] <= 1.03
 
 
-def test_the_memory_mode_keeps_what_the_program_sees():
+def test_the_memory_mode_keeps_what_the_program_sees(tmp_path):
     """Touching writes back the byte it read: calloc'd memory stays zero and a
     realloc keeps the object's bytes (the pattern checks and says so)."""
     result = run_with_shims(["profile"], [PATTERNS, "contents"],
-                            {"STRATA_LAB_MEMORY": 1, "STRATA_LAB_PROFILE_OUT": "/dev/null"})
+                            {"STRATA_LAB_MEMORY": 1, "STRATA_LAB_PROFILE_OUT": tmp_path / "profile.json"})
     assert result.returncode == 0 and result.stdout == "contents kept\n"
 
 
-def test_a_bad_memory_setting_is_refused():
-    result = run_with_shims(["profile"], [PATTERNS, "basic"], {"STRATA_LAB_MEMORY": "yes"})
+def test_a_bad_memory_setting_is_refused(tmp_path):
+    result = run_with_shims(["profile"], [PATTERNS, "basic"],
+                            {"STRATA_LAB_MEMORY": "yes", "STRATA_LAB_PROFILE_OUT": tmp_path / "profile.json"})
     assert result.returncode == 2 and "STRATA_LAB_MEMORY" in result.stderr

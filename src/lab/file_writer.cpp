@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -101,13 +102,22 @@ void FileWriter::abandon() noexcept {
   used_ = 0;
 }
 
+namespace {
+// Only a regular file (or nothing) may be replaced: renaming over /dev/null
+// (a natural "discard it") would put a regular file in its place.
+bool replaceable(const char* path) noexcept {
+  struct stat st;
+  return ::lstat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+}  // namespace
+
 bool FileWriter::commit() noexcept {
   flush();
   if (fd_ < 0) return false;
   if (to_stdout_) return ok_;
   const bool closed = ::close(fd_) == 0;
   fd_ = -1;
-  if (!ok_ || !closed || ::rename(tmp_path_, path_) != 0) {
+  if (!ok_ || !closed || !replaceable(path_) || ::rename(tmp_path_, path_) != 0) {
     ::unlink(tmp_path_);
     return false;
   }

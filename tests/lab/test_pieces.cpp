@@ -3,6 +3,7 @@
 // malloc-free file writer, the heap meter's readings.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -188,6 +189,23 @@ TEST(FileWriter, WritesNumbersAndRenamesOnCommit) {
   std::string text;
   std::getline(std::ifstream(path), text);
   EXPECT_EQ(text, "0 -12 2.500 0.000");
+  std::remove(path.c_str());
+}
+
+// A path that is not a regular file (a device such as /dev/null, here a FIFO)
+// is never replaced by the renamed output.
+TEST(FileWriter, LeavesAPathThatIsNotARegularFile) {
+  const std::string path = temp_path("fifo");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  {
+    FileWriter out(path.c_str());
+    out.text("x");
+    EXPECT_FALSE(out.commit());
+  }
+  struct stat st;
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_NE(::access((path + ".tmp").c_str(), F_OK), 0);
   std::remove(path.c_str());
 }
 
