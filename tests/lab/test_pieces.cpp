@@ -172,8 +172,10 @@ TEST(HeapMeter, CountsTouchedPagesAndNotLazilyFreedOnes) {
   EXPECT_LT(heap_freed, heap_touched - kBytes + (4 << 20));
   // Written again, a lazily freed page is in use again (the kernel no longer
   // counts it LazyFree): the meter must see it, or live data could exceed it.
+  // (The kernel may leave a few pages of a range it was asked to free lazily
+  // as they were: those were counted already; 1 MiB of slack.)
   for (std::size_t i = 0; i < kBytes / 2; i += 4096) bytes[i] = 2;
-  EXPECT_GE(heap_resident_bytes(), heap_freed + kBytes / 2);
+  EXPECT_GE(heap_resident_bytes(), heap_freed + kBytes / 2 - (1 << 20));
   ::munmap(mapping, kBytes);
 }
 
