@@ -18,13 +18,15 @@ class SmapsSum {
     if (is_header(text, length)) {
       counting_ = counts(text, length);
     } else if (counting_ && (starts_with(text, length, "Rss:") || starts_with(text, length, "Swap:"))) {
-      total_ += kilobytes(text, length) * 1024;
+      held_ += kilobytes(text, length) * 1024;
+    } else if (counting_ && starts_with(text, length, "LazyFree:")) {
+      discarded_ += kilobytes(text, length) * 1024;
     }
   }
   // A line longer than the reader's buffer can only be a header with a long
   // file path: not a heap mapping.
   void overlong_line() noexcept { counting_ = false; }
-  std::uint64_t total() const noexcept { return total_; }
+  std::uint64_t total() const noexcept { return held_ > discarded_ ? held_ - discarded_ : 0; }
 
  private:
   static bool starts_with(const char* text, std::size_t length, const char* prefix) noexcept {
@@ -65,7 +67,8 @@ class SmapsSum {
   }
 
   bool counting_ = false;
-  std::uint64_t total_ = 0;
+  std::uint64_t held_ = 0;       // Rss + Swap
+  std::uint64_t discarded_ = 0;  // LazyFree: part of Rss, but given back
 };
 
 }  // namespace
@@ -98,6 +101,25 @@ std::uint64_t heap_resident_bytes() noexcept {
   }
   ::close(fd);
   return sum.total();
+}
+
+std::uint64_t anonymous_resident_bytes() noexcept {
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[128];  // "size resident shared text lib data dt", in pages
+  const ssize_t got = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  if (got <= 0) return 0;
+  std::uint64_t fields[3] = {0, 0, 0};
+  const char* c = buffer;
+  const char* end = buffer + got;
+  for (std::uint64_t& field : fields) {
+    for (; c < end && *c >= '0' && *c <= '9'; ++c) field = field * 10 + std::uint64_t(*c - '0');
+    for (; c < end && (*c < '0' || *c > '9'); ++c) {
+    }
+  }
+  const std::uint64_t resident = fields[1], shared = fields[2];
+  return resident > shared ? (resident - shared) * config::kPageBytes : 0;
 }
 
 std::uint64_t peak_resident_bytes() noexcept {

@@ -29,4 +29,14 @@ inline constexpr std::size_t kPageBytes = 4096;
 // live bytes pass the last sampled level by an eighth (at least this much).
 inline constexpr std::uint64_t kHeapSampleFirstBytes = 64 * 1024;
 
+// The profiler's memory mode (STRATA_LAB_MEMORY=1, the fragmentation meter's
+// memory runs) samples more closely: at a new live peak once it passes the last
+// sampled level by 1/kInUseStepDivisor (so the last sample is within 0.8% of
+// the final peak), and whenever the process's anonymous resident memory passes
+// its level at the last sample by the same fraction, which it checks every
+// 1/kGrowthChecksPerPeak of the peak memory in use allocated (at least
+// kHeapSampleFirstBytes).
+inline constexpr std::uint64_t kInUseStepDivisor = 128;
+inline constexpr std::uint64_t kGrowthChecksPerPeak = 256;
+
 }  // namespace strata::lab::config

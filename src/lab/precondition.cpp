@@ -10,6 +10,7 @@
 // (default 1), STRATA_LAB_PRECOND_PROFILE (required when the multiplier is > 0),
 // STRATA_LAB_PRECOND_REPORT (JSON report path,
 // "%p" = pid; without it a line goes to stderr).
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -182,6 +183,13 @@ void say_what_was_done(const Settings& s, const Outcome& o) noexcept {
   (void)ignored;
 }
 
+// A profiler preloaded before this library (the fragmentation meter's memory
+// runs) measures the program from here on: the kept objects stay live.
+void restart_profiler_peaks() noexcept {
+  using Restart = void (*)() noexcept;
+  if (auto restart = reinterpret_cast<Restart>(::dlsym(RTLD_DEFAULT, "strata_lab_restart_peaks"))) restart();
+}
+
 // Runs before main and before the program's own static constructors (a
 // preloaded library is initialised before the executable); the priority only
 // puts it first within this library.
@@ -197,6 +205,7 @@ __attribute__((constructor(101))) void precondition_before_main() {
     precondition(g_settings, distribution, &g_outcome);
   }
   g_outcome.end_ns = monotonic_ns();
+  restart_profiler_peaks();
   if (g_settings.report != nullptr)
     write_report(g_settings, g_outcome, 0);
   else if (g_settings.multiplier > 0)

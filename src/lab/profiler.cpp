@@ -5,7 +5,10 @@
 //
 // Environment: STRATA_LAB_PROFILE_OUT (path, "%p" = pid; default
 // strata-profile.%p.json), STRATA_LAB_PROFILE_CUTOFF (histogram cutoff, default
-// 4096), STRATA_LAB_LIVE_OUT (publish live counters, see live_mirror.hpp).
+// 4096), STRATA_LAB_LIVE_OUT (publish live counters, see live_mirror.hpp),
+// STRATA_LAB_MEMORY=1 (the fragmentation meter's memory mode: every requested
+// byte is touched when handed out, so that live data is memory in use, and
+// memory in use is measured closely at the moments it can peak).
 #include <pthread.h>
 #include <unistd.h>
 
@@ -58,8 +61,30 @@ std::uint64_t g_cutoff = config::kDefaultCutoff;
 LiveMirrorPage* g_mirror = nullptr;
 
 // Memory in use at new live peaks, while the fragmentation meter watches
-// (the live mirror is published).
+// (the live mirror is published, or in memory mode).
 constinit PeakHeapSampler g_heap_at_peaks;
+bool g_memory_mode = false;
+bool g_measuring = false;  // g_heap_at_peaks is in use
+
+// Memory mode: makes the pages of [begin, end) in use — one write per page,
+// of the byte already there, so the program sees the same contents (fresh
+// memory, a realloc's new tail: nothing it may read yet).
+void touch(void* object, std::size_t begin, std::size_t end) noexcept {
+  auto* bytes = static_cast<volatile unsigned char*>(object);
+  for (std::size_t i = begin; i < end;) {
+    bytes[i] = bytes[i];
+    const auto address = reinterpret_cast<std::uintptr_t>(object) + i;
+    i += config::kPageBytes - address % config::kPageBytes;  // the next page's first byte
+  }
+}
+
+// Bytes [begin, end) of p were just handed out: in memory mode they become
+// memory in use, which may be a new maximum away from a live peak.
+void handed_out(void* p, std::size_t begin, std::size_t end) noexcept {
+  if (!g_memory_mode || end <= begin) return;
+  touch(p, begin, end);
+  g_heap_at_peaks.allocated(end - begin, g_mirror);
+}
 
 Once g_initialized;
 
@@ -73,8 +98,8 @@ void change_live(std::int64_t bytes, std::int64_t objects) noexcept {
   const std::int64_t live_bytes = g_live.bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   if (bytes > 0) {
     raise_peak(g_live.peak_bytes, live_bytes);
-    if (g_mirror != nullptr) g_heap_at_peaks.rose(static_cast<std::uint64_t>(live_bytes), g_mirror);
-  } else if (bytes < 0 && g_mirror != nullptr) {
+    if (g_measuring) g_heap_at_peaks.rose(static_cast<std::uint64_t>(live_bytes), g_mirror);
+  } else if (bytes < 0 && g_measuring) {
     g_heap_at_peaks.fell(static_cast<std::uint64_t>(g_live.peak_bytes.load(std::memory_order_relaxed)), g_mirror);
   }
   std::int64_t live_objects = g_live.objects.load(std::memory_order_relaxed);
@@ -125,6 +150,7 @@ void after_fork_in_parent() noexcept { g_sizes.unlock_all(); }
 void after_fork_in_child() noexcept {
   g_sizes.unlock_all();
   g_mirror = open_live_mirror(/*in_child=*/true);
+  g_measuring = g_memory_mode || g_mirror != nullptr;
   g_heap_at_peaks.reset();
   for (Counter* c : {&g_totals.objects, &g_totals.bytes, &g_totals.realloc_calls, &g_totals.free_calls,
                      &g_totals.large_objects, &g_totals.large_bytes, &g_totals.unknown_frees, &g_totals.untracked,
@@ -147,7 +173,16 @@ void initialize() noexcept {
   }
   g_histogram = static_cast<Counter*>(map_lab_memory(g_cutoff * sizeof(Counter)));
   if (g_histogram == nullptr) complain("profile", "no memory for the size histogram; all sizes counted as large");
+  if (const char* text = ::getenv("STRATA_LAB_MEMORY"); text != nullptr && *text != '\0') {
+    if ((text[0] != '0' && text[0] != '1') || text[1] != '\0') {
+      complain("STRATA_LAB_MEMORY", "expected 0 or 1, got ", text);
+      exit_now(2);
+    }
+    g_memory_mode = text[0] == '1';
+  }
+  if (g_memory_mode) g_heap_at_peaks.measure_closely();
   g_mirror = open_live_mirror();
+  g_measuring = g_memory_mode || g_mirror != nullptr;
   ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
@@ -176,7 +211,7 @@ void write_profile() noexcept {
   const std::uint64_t objects = get(g_totals.objects);
   const std::uint64_t bytes = get(g_totals.bytes);
   const std::uint64_t peak_bytes = level(g_live.peak_bytes);
-  if (g_mirror != nullptr) g_heap_at_peaks.fell(peak_bytes, g_mirror);  // a peak still held at exit
+  if (g_measuring) g_heap_at_peaks.fell(peak_bytes, g_mirror);  // a peak still held at exit
   FileWriter out(path);
   out.text("{\n  \"format\": \"strata-profile\",\n  \"version\": 1,\n  \"pid\": ")
       .number(static_cast<std::uint64_t>(::getpid()))
@@ -198,6 +233,8 @@ void write_profile() noexcept {
       .text(",\n  \"missed_frees\": ").number(get(g_totals.missed_frees))
       .text(",\n  \"peak_heap_resident_bytes_at_peaks\": ").number(g_heap_at_peaks.peak())
       .text(",\n  \"heap_samples_at_peaks\": ").number(g_heap_at_peaks.samples())
+      .text(",\n  \"memory_mode\": ").text(g_memory_mode ? "true" : "false")
+      .text(",\n  \"memory_growth_checks\": ").number(g_heap_at_peaks.growth_checks())
       .text(",\n  \"size_histogram\": {");
   bool first = true;
   for (std::uint64_t size = 0; size < g_cutoff && g_histogram != nullptr; ++size) {
@@ -217,6 +254,24 @@ __attribute__((destructor)) void profile_at_exit() { write_profile(); }
 
 void on_process_exit() noexcept { write_profile(); }
 
+}  // namespace strata::lab
+
+// The preconditioner calls this (found with dlsym) when it is done: in memory
+// mode the peaks are the program's on the preconditioned heap, so they start
+// here, with the kept objects live and the pages the preconditioning left held.
+extern "C" __attribute__((visibility("default"))) void strata_lab_restart_peaks() noexcept {
+  using namespace strata::lab;
+  ensure_initialized();
+  if (!g_memory_mode) return;
+  const std::int64_t live_bytes = g_live.bytes.load(std::memory_order_relaxed);
+  g_live.peak_bytes.store(live_bytes, std::memory_order_relaxed);
+  g_live.peak_objects.store(g_live.objects.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  g_heap_at_peaks.reset();
+  g_heap_at_peaks.fell(static_cast<std::uint64_t>(live_bytes < 0 ? 0 : live_bytes), g_mirror);
+}
+
+namespace strata::lab {
+
 namespace observer {
 
 void allocated(void* p, std::size_t size, std::size_t, Call call) noexcept {
@@ -224,6 +279,7 @@ void allocated(void* p, std::size_t size, std::size_t, Call call) noexcept {
   if (call == Call::Realloc || call == Call::ReallocArray) g_totals.realloc_calls.fetch_add(1, std::memory_order_relaxed);
   count_request(size);
   track(p, size);
+  handed_out(p, 0, size);
   change_live(static_cast<std::int64_t>(size), 1);
 }
 
@@ -247,12 +303,16 @@ Detached detach(void* p) noexcept {
 
 void resized(const Detached& old, void* p, std::size_t size, Call) noexcept {
   track(p, size);
-  if (!old.known) {  // first sight of this object: it is new to us
+  if (!old.known) {  // first sight of this object: it is new to us (its bytes are kept: touch writes them back)
     count_request(size);
+    handed_out(p, 0, size);
     change_live(static_cast<std::int64_t>(size), 1);
     return;
   }
-  if (size > old.size) g_totals.bytes.fetch_add(size - old.size, std::memory_order_relaxed);
+  if (size > old.size) {
+    g_totals.bytes.fetch_add(size - old.size, std::memory_order_relaxed);
+    handed_out(p, old.size, size);  // only the new tail: the kept bytes are the program's
+  }
   change_live(static_cast<std::int64_t>(size) - static_cast<std::int64_t>(old.size), 0);
 }
 

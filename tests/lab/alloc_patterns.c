@@ -166,6 +166,66 @@ static int frag_child(void) {
   return 0;
 }
 
+/* For the memory mode (STRATA_LAB_MEMORY=1), allocations the program never
+ * touches. untouched: 16384 x malloc(1000), then one malloc of 48 MiB and one
+ * calloc of 16 MiB (both mmapped by glibc), none written; all freed. Peak live
+ * = 16,384,000 + 64 MiB. */
+static int untouched(void) {
+  enum { kObjects = 16384 };
+  static void *volatile objects[kObjects]; /* volatile: keep malloc/free pairs */
+  for (int i = 0; i < kObjects; ++i) check((objects[i] = malloc(1000)) != NULL, "malloc");
+  void *volatile big = malloc(48u << 20), *volatile zeroed = calloc(16, 1u << 20);
+  check(big != NULL && zeroed != NULL, "large");
+  free(big);
+  free(zeroed);
+  for (int i = 0; i < kObjects; ++i) free(objects[i]);
+  return 0;
+}
+
+/* known: 16384 x malloc(1000), all untouched and then freed. Peak live =
+ * 16,384,000 bytes; glibc holds each in a 1,008-byte chunk. */
+static int known(void) {
+  enum { kObjects = 16384 };
+  static void *volatile objects[kObjects]; /* volatile: keep malloc/free pairs */
+  for (int i = 0; i < kObjects; ++i) check((objects[i] = malloc(1000)) != NULL, "malloc");
+  for (int i = 0; i < kObjects; ++i) free(objects[i]);
+  return 0;
+}
+
+/* spike: 300 ms at a few KiB live, a peak of 8192 x 4000 bytes freed as soon
+ * as it is made, then 300 ms more: a timer sampling every 100 ms almost
+ * always misses it. */
+static int spike(void) {
+  enum { kObjects = 8192 };
+  static void *volatile objects[kObjects]; /* volatile: keep malloc/free pairs */
+  void *volatile small = malloc(4096);
+  check(small != NULL, "malloc");
+  sleep_ms(300);
+  for (int i = 0; i < kObjects; ++i) check((objects[i] = malloc(4000)) != NULL, "malloc");
+  for (int i = kObjects - 1; i >= 0; --i) free(objects[i]);
+  sleep_ms(300);
+  free(small);
+  return 0;
+}
+
+/* contents: the memory mode's touching leaves what the program sees as it
+ * was: calloc'd memory reads zero, realloc keeps its bytes. */
+static int contents(void) {
+  enum { kPage = 4096 };
+  unsigned char *zeroed = calloc(5, kPage);
+  check(zeroed != NULL, "calloc");
+  for (int i = 0; i < 5 * kPage; ++i) check(zeroed[i] == 0, "calloc memory is not zero");
+  unsigned char *grown = malloc(3 * kPage);
+  check(grown != NULL, "malloc");
+  for (int i = 0; i < 3 * kPage; ++i) grown[i] = (unsigned char)(i * 7 + 1);
+  check((grown = realloc(grown, 300 * kPage)) != NULL, "realloc");
+  for (int i = 0; i < 3 * kPage; ++i) check(grown[i] == (unsigned char)(i * 7 + 1), "realloc lost a byte");
+  free(grown);
+  free(zeroed);
+  say("contents kept\n");
+  return 0;
+}
+
 /* A deterministic mix for record/replay: random sizes (some large, some
  * aligned, some calloc), reallocs, frees in pseudo-random order; 200 left live. */
 static int mixed(void) {
@@ -260,11 +320,12 @@ int main(int argc, char **argv) {
   static const struct { const char *name; int (*run)(void); } modes[] = {
       {"basic", basic}, {"realloc", reallocs}, {"aligned", aligned}, {"large", large},
       {"threads", threads}, {"fork", forks}, {"frag", frag}, {"frag-brief", frag_brief},
-      {"frag-child", frag_child}, {"mixed", mixed},
+      {"frag-child", frag_child}, {"untouched", untouched}, {"known", known}, {"spike", spike},
+      {"contents", contents}, {"mixed", mixed},
       {"churn", churn}, {"bypass", bypass}, {"exit3", exit3}, {"crash", crash}, {"nothing", NULL},
   };
   if (argc != 2) {
-    say("usage: lab_alloc_patterns basic|realloc|aligned|large|threads|fork|frag|frag-brief|frag-child|mixed|churn|bypass|exit3|crash|nothing\n");
+    say("usage: lab_alloc_patterns basic|realloc|aligned|large|threads|fork|frag|frag-brief|frag-child|untouched|known|spike|contents|mixed|churn|bypass|exit3|crash|nothing\n");
     return 2;
   }
   for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from .. import allocators, frag, paths, precondition, workloads
+from .. import allocators, frag, precondition, workloads
 from ..errors import LabError, ProgramFailed
 from .plan import Cell
 
@@ -86,9 +86,9 @@ def memory(cell: Cell, registry: dict, seed: int, rnd: int, profile_path: Option
     chosen = precondition.choose(cell.preset, None, None)
     variables = dict(invocation.env, **precondition.shim_variables(chosen, variation["precondition_seed"],
                                                                   profile_path))
-    preload = [str(paths.shim("precondition"))] + allocators.resolve(cell.allocator).preload()
-    start = time.monotonic()
-    measured = frag.measure_memory(invocation.argv, preload, variables, timeout_s, cwd=invocation.cwd)
+    start = time.monotonic()  # measure_memory preloads the profiler and the preconditioner before the allocator
+    measured = frag.measure_memory(invocation.argv, allocators.resolve(cell.allocator).preload(), variables,
+                                   timeout_s, cwd=invocation.cwd)
     checksum = workloads.checksum_of(measured.get("stdout") or "")
     status = measured.get("status", "failed")
     if status == "ok" and checksum is None:
