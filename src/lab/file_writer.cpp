@@ -17,9 +17,11 @@ FileWriter::FileWriter(const char* path) noexcept {
     return;
   }
   // A device, pipe or socket (/dev/null, a FIFO) is written in place: renaming a
-  // file over it would replace the device with a regular file.
+  // file over it would replace the device with a regular file. Opened without
+  // blocking: a FIFO nobody reads fails (ENXIO) instead of hanging the program.
   if (struct stat st; ::stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    fd_ = ::open(path, O_WRONLY | O_CLOEXEC);
+    fd_ = ::open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ >= 0) ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);  // then write as usual
     ok_ = fd_ >= 0;
     in_place_ = owns_fd_ = true;
     return;

@@ -176,7 +176,8 @@ TEST(FileWriter, WritesNumbersAndRenamesOnCommit) {
 }
 
 // A path that is not a regular file (a device such as /dev/null, here a FIFO)
-// is never replaced by the renamed output.
+// is never replaced by the renamed output; a FIFO that nobody reads is a
+// failure, not a hang (lab/tests/test_errors.py writes through one that is read).
 TEST(FileWriter, LeavesAPathThatIsNotARegularFile) {
   const std::string path = temp_path("fifo");
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
