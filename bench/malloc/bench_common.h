@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,10 +150,15 @@ static uint64_t bench_peak_rss_bytes(void) {
   return (uint64_t)kib * 1024;
 }
 
+/* Pages straight from the kernel, outside the allocator under test, through
+   strata's platform layer (bench_pages.cpp). */
+void *bench_pages_map(size_t bytes);
+void bench_pages_unmap(void *pages, size_t bytes);
+
 /* Zeroed, touched bookkeeping memory straight from the kernel. */
 static inline void *bench_map(size_t bytes) {
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) bench_fail("mmap of bookkeeping memory", NULL);
+  void *p = bench_pages_map(bytes);
+  if (p == NULL) bench_fail("mmap of bookkeeping memory", NULL);
   memset(p, 0, bytes); /* resident before the clock starts and in rss_start */
   return p;
 }
@@ -183,8 +187,8 @@ typedef struct {
   int verify_full;
 } bench_thread_options;
 
-static bench_thread_options bench_parse_thread_options(int argc, char **argv, bench_option opts[4],
-                                                       uint64_t min_threads, uint64_t max_threads) {
+static inline bench_thread_options bench_parse_thread_options(int argc, char **argv, bench_option opts[4],
+                                                              uint64_t min_threads, uint64_t max_threads) {
   bench_flags flags = bench_parse(argc, argv, opts, 4);
   bench_check_origin(&flags);
   bench_thread_options o = {opts[0].value, opts[1].value, opts[2].value, opts[3].value, flags.verify_full};

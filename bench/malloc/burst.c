@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
   }
   double elapsed = bench_now_seconds() - start;
 
-  munmap(b.objects, array_bytes); /* what stays resident now is the allocator's */
+  bench_pages_unmap(b.objects, array_bytes); /* what stays resident now is the allocator's */
   idle(idle_ms, b.size);
   uint64_t rss_idle = bench_rss_bytes();
   bench_report report = {remote ? "burst-remote" : "burst", b.count, elapsed, b.count * b.size, rss_start,
