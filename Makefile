@@ -15,7 +15,7 @@ define configure
 	cmake --build build/$(1) -j $(JOBS)
 endef
 
-.PHONY: help setup build debug test test-asan test-tsan test-all test-python bench bench-run peers lab clean
+.PHONY: help setup build debug peers-if-missing test test-asan test-tsan test-all test-python bench bench-run peers lab clean
 
 help:
 	@echo "make setup      install Debian packages and the lab's Python venv"
@@ -36,7 +36,9 @@ build: setup
 debug: setup
 	$(call configure,debug,-DCMAKE_BUILD_TYPE=Debug)
 
-test: build
+# The lab's tests run every peer of the allocator registry, mimalloc 3 and
+# snmalloc included: they are built first when missing (tools/peers/build.sh).
+test: build peers-if-missing
 	cd build/release && $(CTEST)
 	@$(MAKE) --no-print-directory test-python
 
@@ -71,6 +73,10 @@ bench-run:
 # malloc` (contenders mimalloc3 and snmalloc). Sources through cargo; not part of test.
 peers:
 	JOBS=$(JOBS) tools/peers/build.sh
+
+peers-if-missing:
+	@$(VENV)/bin/python -m strata_lab.allocators check mimalloc3 snmalloc >/dev/null 2>&1 || \
+	  $(MAKE) --no-print-directory peers
 
 # The evaluation (docs/lab.md, "Evaluation"): Release build, then the default
 # matrix; the report goes to results/<date-time>/ (results/latest). LAB_CONFIG
