@@ -36,7 +36,7 @@ from typing import Optional
 
 from .errors import LabError
 
-# The report's sections, in report order (report.py renders them).
+# The report's sections, in report order (strata_lab/report/sections/ renders them).
 SECTIONS = ["per-class", "regions", "resilience", "real-programs", "reaps", "statistics",
             "general-purpose", "heap-layers"]
 MODES = ["custom", "naive", "reap"]
