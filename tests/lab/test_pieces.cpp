@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "env.hpp"
+#include "strata/platform.hpp"
 #include "file_writer.hpp"
 #include "heap_meter.hpp"
 #include "live_table.hpp"
@@ -139,8 +140,8 @@ TEST(ProfileReader, NamesWhatIsWrong) {
 // keeps them. Anonymous resident memory (statm) rises with them too.
 TEST(HeapMeter, CountsTouchedPagesAndNotLazilyFreedOnes) {
   constexpr std::size_t kBytes = 32 << 20;
-  void* mapping = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(mapping, MAP_FAILED);
+  void* mapping = platform::map_pages(kBytes);
+  ASSERT_NE(mapping, nullptr);
   auto* bytes = static_cast<volatile unsigned char*>(mapping);
   const std::uint64_t heap_before = heap_resident_bytes(), anonymous_before = anonymous_resident_bytes();
   for (std::size_t i = 0; i < kBytes; i += 4096) bytes[i] = 1;
@@ -157,7 +158,7 @@ TEST(HeapMeter, CountsTouchedPagesAndNotLazilyFreedOnes) {
   // as they were: those were counted already; 1 MiB of slack.)
   for (std::size_t i = 0; i < kBytes / 2; i += 4096) bytes[i] = 2;
   EXPECT_GE(heap_resident_bytes(), heap_freed + kBytes / 2 - (1 << 20));
-  ::munmap(mapping, kBytes);
+  platform::unmap_pages(mapping, kBytes);
 }
 
 TEST(FileWriter, WritesNumbersAndRenamesOnCommit) {
