@@ -31,10 +31,11 @@ def claims_section(r: Results, sections: list) -> Section:
             [[BADGE[c.verdict], c.statement, c.source.text(),
               f"{c.quantity}; claim: {c.criterion.text()}" + (f"; paper: {c.paper_figure}" if c.paper_figure else ""),
               c.interval_text(), "; ".join(x for x in (c.outcome_text(), c.note) if x)] for c in claims])
-    rows = [(f"{c.key}" + ("" if len(c.estimates) == 1 else f" [{label}]"), e, c.criterion, c.verdict)
+    rows = [(f"{c.key}" + ("" if len(c.estimates) == 1 else f" [{label}]"), e, c.criterion,
+             c.criterion.side(e) if e is not None else NOT_MEASURED)   # each program coloured by its own side
             for c in claims for label, e in c.estimates.items()]
     s.img(plots.forest(r.plot_path("claims-forest"), rows),
-          "every claim's interval against its threshold (dot: estimate; colour: verdict)")
+          "every claim's interval against its threshold (dot: estimate; colour: the side each interval lies on)")
     _budget(r, s)
     return s
 

@@ -100,7 +100,7 @@ def forest(path: Optional[Path], rows: list) -> Optional[Path]:
     ax.set_xscale("log")
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([x[0] for x in reversed(rows)], fontsize=7)
-    ax.set_xlabel("ratio, 95% interval (log scale); black tick: the claim's threshold, grey: its margin")
+    ax.set_xlabel("ratio and 95% interval (log scale)\nblack tick: the claim's threshold; grey: its margin", fontsize=8)
     ax.grid(axis="x", linestyle=":", linewidth=0.5)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
