@@ -1,6 +1,7 @@
-"""The evaluation's statistics, from the raw results only (runs.csv, ...):
-checksum verdicts, medians with min-max, ratios paired within a round, and the
-normalisations of the papers' figures."""
+"""The evaluation's results data, from the raw files only (runs.csv,
+memory.csv, ...): typed rows, checksum verdicts, cells with medians and
+min-max, ratios paired within a round. Intervals and verdicts are stats.py's
+and claims.py's."""
 import csv
 import statistics
 from collections import Counter
@@ -148,27 +149,6 @@ def paired_ratios(runs: list, numerator: tuple, denominator: tuple, metric: str 
 
 def paired(runs: list, numerator: tuple, denominator: tuple, metric: str = "program_seconds") -> Optional[Summary]:
     return summarize(paired_ratios(runs, numerator, denominator, metric))
-
-
-def normalised(runs: list, keys: list, baseline: tuple, metric: str = "program_seconds") -> dict:
-    """The papers' figures: each cell's metric over the baseline cell's in the
-    same round (Fig. 4 and 6: custom on glibc at Adv0; Fig. 5: custom on the
-    best allocator). key -> Summary (or None without pairs)."""
-    return {key: paired(runs, key, baseline, metric) for key in keys}
-
-
-def best_allocator(stats: dict, workload: str, mode: str, scale: int, preset: str = "Adv0",
-                   among: Optional[list] = None) -> Optional[str]:
-    """The allocator with the lowest median time for that workload, mode and preset."""
-    best = None
-    for (w, m, s, a, p), cell in stats.items():
-        if (w, m, s, p) != (workload, mode, scale, preset) or cell.time is None:
-            continue
-        if among is not None and a not in among:
-            continue
-        if best is None or cell.time.median < best[1]:
-            best = (a, cell.time.median)
-    return best[0] if best else None
 
 
 def geometric_mean(values) -> Optional[float]:
