@@ -157,11 +157,6 @@ class Claim:
         return "; ".join(parts)
 
 
-def per_program(estimates: dict) -> int:
-    """How many intervals a "for every program" claim makes (for stats.corrected)."""
-    return max(1, len(estimates))
-
-
 def tally(claims: list) -> dict:
     counts = {v: 0 for v in VERDICTS}
     for c in claims:

@@ -52,6 +52,11 @@ def profile(registry: dict, key: tuple, seed: int, folder: Path, timeout_s: floa
     return row
 
 
+def _tail(text: Optional[str]) -> str:
+    """The last 300 characters of a run's stderr, on one line (for the CSV)."""
+    return (text or "").strip()[-300:].replace("\n", " | ")
+
+
 def _identity(cell: Cell, registry: dict, seed: int, rnd: int, variation: dict) -> dict:
     return {"round": rnd, "workload": cell.workload, "kind": registry[cell.workload].kind, "mode": cell.mode,
             "scale": cell.scale, "seed": seed, "allocator": cell.allocator, "preset": cell.preset,
@@ -71,7 +76,7 @@ def timed(cell: Cell, registry: dict, seed: int, rnd: int, profile_path: Optiona
                            profile_path, timeout_s, precondition_seed=variation["precondition_seed"],
                            env_padding=variation["env_padding"], sample_memory=False)
     result.pop("command", None)
-    return dict(result, **row, stderr_tail=(result.get("stderr_tail") or "").strip()[-300:].replace("\n", " | "))
+    return dict(result, **row, stderr_tail=_tail(result.get("stderr_tail")))
 
 
 def memory(cell: Cell, registry: dict, seed: int, rnd: int, profile_path: Optional[str], timeout_s: float) -> dict:
@@ -86,7 +91,7 @@ def memory(cell: Cell, registry: dict, seed: int, rnd: int, profile_path: Option
     chosen = precondition.choose(cell.preset, None, None)
     variables = dict(invocation.env, **precondition.shim_variables(chosen, variation["precondition_seed"],
                                                                   profile_path))
-    start = time.monotonic()  # measure_memory preloads the profiler and the preconditioner before the allocator
+    # measure_memory preloads the profiler and the preconditioner before the allocator
     measured = frag.measure_memory(invocation.argv, allocators.resolve(cell.allocator).preload(), variables,
                                    timeout_s, cwd=invocation.cwd)
     checksum = workloads.checksum_of(measured.get("stdout") or "")
@@ -96,5 +101,4 @@ def memory(cell: Cell, registry: dict, seed: int, rnd: int, profile_path: Option
     return dict(row, status=status, exit_status=measured.get("exit_status", ""), checksum=checksum,
                 peak_live_bytes=measured.get("peak_live_bytes"), peak_in_use_bytes=measured.get("peak_in_use_bytes"),
                 fragmentation=measured.get("fragmentation"), samples=measured.get("samples"),
-                wall_seconds=time.monotonic() - start,
-                stderr_tail=(measured.get("stderr_tail") or "").strip()[-300:].replace("\n", " | "))
+                wall_seconds=measured.get("wall_seconds"), stderr_tail=_tail(measured.get("stderr_tail")))

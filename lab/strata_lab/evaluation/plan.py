@@ -4,7 +4,6 @@ profiles, the cells that also get memory runs, and the allocators that are
 missing (skipped, with the command that installs them)."""
 import shutil
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .. import allocators, evalconfig
 from ..errors import LabError
@@ -109,7 +108,3 @@ def _add_cells(p: Plan, config: evalconfig.Config, experiment, name: str, mode: 
             if experiment.section in config.memory_sections and cell not in p.memory_cells:
                 p.memory_cells.append(cell)
     return mine
-
-
-def valgrind_available() -> Optional[str]:
-    return shutil.which("valgrind")

@@ -99,26 +99,37 @@ class Evaluation:
                 logs["profiles"].write(row)
             progress.finished(("profile",) + key, row["seconds"])
 
+    def _step(self, what: str, make_row, log: CsvLog, key, progress: Progress, interrupt: Interrupt):
+        """One step of a phase: shown, run, its row logged, its time counted. Returns the seconds it took, or
+        None when the evaluation stops: interrupted before it, or failed by the same Ctrl-C (not a result)."""
+        if interrupt.requested:
+            return None
+        progress.show(what)
+        start = time.monotonic()
+        row = make_row()
+        if interrupt.requested and row["status"] != "ok":
+            return None
+        seconds = time.monotonic() - start
+        log.write(row)
+        progress.finished(key, seconds)
+        return seconds
+
     def timed_round(self, rnd: int, cells: list, logs: dict, progress: Progress, interrupt: Interrupt) -> int:
         """One round of timed runs of cells in a shuffled order; returns how many ran."""
         cells = list(cells)
         random.Random(self.config.seed * 7919 + rnd).shuffle(cells)
         ran = 0
         for cell in cells:
-            if interrupt.requested:
+            seconds = self._step(f"round {rnd}: {cell.label()}",
+                                 lambda: dict(cell_runs.timed(cell, self.registry, self.config.seed, rnd,
+                                                              self.profile_path(cell), self.config.timeout_s),
+                                              order=self.order + 1),
+                                 logs["runs"], cell, progress, interrupt)
+            if seconds is None:
                 break
-            progress.show(f"round {rnd}: {cell.label()}")
-            start = time.monotonic()
-            row = cell_runs.timed(cell, self.registry, self.config.seed, rnd, self.profile_path(cell),
-                                  self.config.timeout_s)
-            if interrupt.requested and row["status"] != "ok":
-                break  # the child most likely died of the same Ctrl-C: not a result
             self.order += 1
-            logs["runs"].write(dict(row, order=self.order))
-            seconds = time.monotonic() - start
             self.budget.durations.setdefault(cell, []).append(seconds)
             self.rounds_done[cell] = self.rounds_done.get(cell, 0) + 1
-            progress.finished(cell, seconds)
             ran += 1
         return ran
 
@@ -134,51 +145,37 @@ class Evaluation:
             cells = list(self.plan.memory_cells)
             random.Random(self.config.seed * 104729 + rnd).shuffle(cells)
             for cell in cells:
-                if interrupt.requested:
+                if self._step(f"memory {rnd}/{self.config.memory_runs}: {cell.label()}",
+                              lambda: cell_runs.memory(cell, self.registry, self.config.seed, rnd,
+                                                       self.profile_path(cell), self.config.timeout_s * 4),
+                              logs["memory"], ("memory", cell), progress, interrupt) is None:
                     return
-                progress.show(f"memory {rnd}/{self.config.memory_runs}: {cell.label()}")
-                start = time.monotonic()
-                row = cell_runs.memory(cell, self.registry, self.config.seed, rnd, self.profile_path(cell),
-                                       self.config.timeout_s * 4)
-                if interrupt.requested and row["status"] != "ok":
-                    return
-                logs["memory"].write(row)
-                progress.finished(("memory", cell), time.monotonic() - start)
 
     def run_bench(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         for step in self.steps:
-            if interrupt.requested:
+            if self._step(f"bench {step[0]} round {step[1]}: {step[2]} {step[3]}".strip(),
+                          lambda: bench_steps.run_bench_step(step, self.config, self.plan.available,
+                                                             self.config.timeout_s, self.folder),
+                          logs["bench"], ("bench", step[0], step[2]), progress, interrupt) is None:
                 return
-            progress.show(f"bench {step[0]} round {step[1]}: {step[2]} {step[3]}".strip())
-            start = time.monotonic()
-            row = bench_steps.run_bench_step(step, self.config, self.plan.available, self.config.timeout_s,
-                                             self.folder)
-            if interrupt.requested and row["status"] != "ok":
-                return
-            logs["bench"].write(row)
             self.bench_done += 1
-            progress.finished(("bench", step[0], step[2]), time.monotonic() - start)
 
     def run_valgrind(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         for cell in self.plan.valgrind_cells if self.cachegrind else []:
             for tool in ("cachegrind", "callgrind"):
-                if interrupt.requested:
+                if self._step(f"{tool}: {cell.label()}",
+                              lambda: valgrind_run(tool, cell, self.registry[cell.workload], self.config.seed,
+                                                   self.profile_path(cell), self.folder, self.config.timeout_s * 100),
+                              logs["valgrind"], ("valgrind", cell), progress, interrupt) is None:
                     return
-                progress.show(f"{tool}: {cell.label()}")
-                start = time.monotonic()
-                row = valgrind_run(tool, cell, self.registry[cell.workload], self.config.seed,
-                                   self.profile_path(cell), self.folder, self.config.timeout_s * 100)
-                if interrupt.requested and row["status"] != "ok":
-                    return
-                logs["valgrind"].write(row)
-                progress.finished(("valgrind", cell), time.monotonic() - start)
 
     def run_adaptive(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         """Extra rounds for the cells of undecided claims, while the budget lasts."""
         if not self.config.budget_s:
             self.budget.stopped = "no budget_s in the config: no adaptive rounds"
             return
-        from ..report import claims_of  # matplotlib only now: imported earlier it would inflate every run's RSS
+        # The report (SciPy) only now: imported earlier, it would sit in every run's ru_maxrss fallback.
+        from ..report import claims_of
         rnd = max(self.plan.cells.values(), default=0)
         while not interrupt.requested:
             cells = adaptive.next_round(claims_of(self.folder), self.plan.cells, self.rounds_done, self.budget)

@@ -9,7 +9,7 @@ from typing import Optional
 
 from .. import claims as claims_module
 from .. import stats
-from ..evalstats import Summary, by_round, cells, good, judge, paired_ratios, read_csv, references, summarize
+from ..evalstats import Summary, by_round, cells, judge, paired_ratios, read_csv, references, summarize
 
 MIB = 2 ** 20
 
@@ -141,10 +141,6 @@ def ratio_claim_estimates(r: Results, claim: claims_module.Claim, pairs: dict, e
 # ---------------------------------------------------------------------------
 # Formatting.
 
-def ratio(summary: Optional[Summary]) -> str:
-    return "no pairs" if summary is None else summary.ratio_text()
-
-
 def estimate(e: Optional[stats.Estimate]) -> str:
     return "no pairs" if e is None else e.text()
 
@@ -161,10 +157,6 @@ def frag_text(summary: Optional[Summary]) -> str:
     return "not measured" if summary is None else f"{summary.median:.2f} ({summary.low:.2f}–{summary.high:.2f})"
 
 
-def pct(value: Optional[float]) -> str:
-    return "—" if value is None else f"{(value - 1) * 100:+.1f}%"
-
-
 def series(modes: list, allocators: list) -> list:
     return [(m, a) for m in modes for a in allocators]
 
@@ -178,5 +170,5 @@ def summary_of(e: Optional[stats.Estimate]) -> Optional[Summary]:
     return None if e is None else Summary(e.value, e.low, e.high, e.n)
 
 
-__all__ = ["Results", "Section", "Summary", "best_allocator", "estimate", "frag_text", "good", "mib", "pct",
-           "ratio", "ratio_claim_estimates", "seconds", "series", "series_name", "summarize", "summary_of"]
+__all__ = ["MIB", "Results", "Section", "Summary", "against_glibc", "best_allocator", "estimate", "frag_text", "mib",
+           "ratio_claim_estimates", "seconds", "series", "series_name", "summarize", "summary_of"]
