@@ -120,7 +120,8 @@ def _evaluation(sub) -> None:
     p.add_argument("--config", help="TOML config (default lab/configs/default.toml)")
     p.add_argument("-o", "--output", help="results folder (default results/<YYYYmmdd-HHMMSS>, linked as results/latest)")
     p.add_argument("--cachegrind", action="store_true",
-                   help="also one cachegrind (D1, LL misses) and one callgrind (instructions) run per cell (slow)")
+                   help="a cachegrind run (D1, LL misses, instructions) for every cell, not only those of the "
+                        "config's cachegrind_sections (slow)")
     p.set_defaults(run=_evaluate, command=None, alloc="glibc")
 
     p = sub.add_parser("bench", help="a benchmark: layers, reap, malloc or shims (Markdown tables on stdout)")

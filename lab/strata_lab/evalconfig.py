@@ -5,7 +5,10 @@ each a sub-matrix of workloads x allocators x modes x presets at a scale.
     runs = 5                # timed runs of every cell (at least 5)
     seed = 1                # the workloads' input seed (and the preconditioner's)
     timeout_s = 300         # a run that takes longer is killed and recorded as a timeout
-    cachegrind_sections = ["resilience"]  # --cachegrind: only these sections' cells (default: all)
+    cachegrind_sections = ["general-purpose"]  # these sections' cells get one cachegrind run each
+                            # (default: none; --cachegrind: every cell)
+    cachegrind_scale = 0.5  # the cachegrind runs at this fraction of each cell's scale (default 1)
+    cachegrind_options = ["--D1=8192,4,64", "--LL=524288,8,64"]  # the simulated caches (default: cachegrind's)
     memory_sections = ["reaps"]  # these sections' cells also get memory runs (fragmentation, pages in use)
     memory_runs = 3         # memory runs of each such cell, in interleaved rounds
     budget_s = 900          # adaptive rounds: after the base rounds, add rounds to the cells of undecided
@@ -29,6 +32,7 @@ under strata-drag (docs/drag.md): workloads = [native workloads], modes
 (default all three), scale (fraction of each default scale, default 0.1).
 
 Every error names the offending field and is raised before anything runs."""
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +50,8 @@ PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"]
 EXTRA_ALLOCATORS = ["kingsley", "lea"]
 
 EVALUATION_FIELDS = {"runs": int, "seed": int, "timeout_s": (int, float), "name": str, "description": str,
-                     "cachegrind_sections": list, "memory_sections": list, "memory_runs": int,
+                     "cachegrind_sections": list, "cachegrind_scale": (int, float),
+                     "cachegrind_options": list, "memory_sections": list, "memory_runs": int,
                      "budget_s": (int, float), "max_rounds": int}
 DEFAULT_MEMORY_SECTIONS = ["reaps", "general-purpose", "heap-layers"]
 EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "modes": list, "presets": list,
@@ -88,7 +93,9 @@ class Config:
     bench: dict
     description: str = ""
     raw: dict = field(default_factory=dict)
-    cachegrind_sections: Optional[list] = None  # --cachegrind: these sections' cells (None: every cell)
+    cachegrind_sections: list = field(default_factory=list)  # one cachegrind run per cell (--cachegrind: all)
+    cachegrind_scale: float = 1.0      # the cachegrind runs' scale, as a fraction of the cell's
+    cachegrind_options: list = field(default_factory=list)  # e.g. the simulated cache geometry
     memory_sections: list = field(default_factory=lambda: list(DEFAULT_MEMORY_SECTIONS))
     memory_runs: int = 3
     budget_s: Optional[float] = None   # None: no adaptive rounds
@@ -151,9 +158,7 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
     _check_type(f"{path}: evaluation", evaluation, dict)
     _check_fields(f"{path}: evaluation", evaluation, EVALUATION_FIELDS)
     runs, seed, timeout_s = _basics(path, evaluation)
-    cachegrind_sections = evaluation.get("cachegrind_sections")
-    if cachegrind_sections is not None:
-        _names(f"{path}: evaluation.cachegrind_sections", cachegrind_sections, SECTIONS, "section")
+    cachegrind = _cachegrind(path, evaluation)
     memory_sections = evaluation.get("memory_sections", DEFAULT_MEMORY_SECTIONS)
     if memory_sections:
         _names(f"{path}: evaluation.memory_sections", memory_sections, SECTIONS, "section")
@@ -167,7 +172,23 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
                    for i, raw in enumerate(raw_experiments)]
     bench = _bench(path, data.get("bench", {}), workload_names)
     return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments, bench,
-                  evaluation.get("description", ""), data, cachegrind_sections, list(memory_sections), *adaptive)
+                  evaluation.get("description", ""), data, *cachegrind, list(memory_sections), *adaptive)
+
+
+def _cachegrind(path: str, evaluation: dict) -> tuple:
+    """(sections, scale, options) of the cachegrind runs, checked."""
+    sections = evaluation.get("cachegrind_sections", [])
+    if sections:
+        _names(f"{path}: evaluation.cachegrind_sections", sections, SECTIONS, "section")
+    scale = evaluation.get("cachegrind_scale", 1.0)
+    if not 0 < scale <= 1:
+        raise LabError(f"{path}: evaluation.cachegrind_scale: expected a fraction in (0, 1], got {scale!r}")
+    options = evaluation.get("cachegrind_options", [])
+    for i, option in enumerate(options):
+        if not isinstance(option, str) or not re.fullmatch(r"--(I1|D1|LL)=\d+,\d+,\d+", option):
+            raise LabError(f"{path}: evaluation.cachegrind_options[{i}]: expected --I1=, --D1= or --LL="
+                           f"<size>,<associativity>,<line size>, got {option!r}")
+    return list(sections), float(scale), list(options)
 
 
 def _basics(path: str, evaluation: dict) -> tuple:

@@ -102,6 +102,10 @@ def replace(old, new):
     (replace('[evaluation]', '[evaluatoin]'), "evaluatoin: unknown table"),
     (replace('seed = 3', 'cachegrind_sections = ["speed"]'),
      "evaluation.cachegrind_sections[0]: unknown section 'speed'"),
+    (replace('seed = 3', 'cachegrind_scale = 2'), "evaluation.cachegrind_scale: expected a fraction in (0, 1], got 2"),
+    (replace('seed = 3', 'cachegrind_options = ["--LL=512k"]'),
+     "evaluation.cachegrind_options[0]: expected --I1=, --D1= or --LL=<size>,<associativity>,<line size>, "
+     "got '--LL=512k'"),
     ("[evaluation]\nruns = 5\n", "nothing to run"),
     (replace('seed = 3', 'memory_sections = ["speed"]'), "evaluation.memory_sections[0]: unknown section 'speed'"),
     (replace('seed = 3', 'memory_runs = 0'), "evaluation.memory_runs: 0: must be >= 1"),

@@ -69,7 +69,11 @@ def test_smoke_config_end_to_end(tmp_path):
     assert profiles and all(p["status"] == "ok" and int(p["peak_live_bytes"]) > 0 for p in profiles)
     bench = rows(out / "bench.csv")
     assert {b["bench"] for b in bench} == {"zero-cost", "zero-cost-callgrind", "drag"} and all(b["status"] == "ok" for b in bench)
+    # The general-purpose cells' cachegrind runs, in every evaluation whose config names the section.
+    cache = rows(out / "valgrind.csv")
+    assert len(cache) == meta["cachegrind_cells"] == 3 and all(v["status"] == "ok" for v in cache), cache
     md = (out / "report.md").read_text()
+    assert "plots/gp-cache-misses.png" in md
     for section in ["Per-class allocation", "Regions against general-purpose", "Resilience to fragmentation",
                     "Real programs", "Reaps, regions and naive", "Allocation statistics", "General-purpose allocators",
                     "Heap layers"]:
@@ -77,6 +81,9 @@ def test_smoke_config_end_to_end(tmp_path):
     assert "| verdict | claim | source | quantity and criterion | estimate (95% CI) | details |" in md
     # The smoke config exercises every verdict path.
     verdicts = {c.verdict for c in report.claims_of(out)}
+    judged = {c.key: c.verdict for c in report.claims_of(out)}
+    assert judged["general-purpose.vam-fewer-l1-misses"] != "not measured"
+    assert judged["general-purpose.vam-fewer-l2-misses"] != "not measured"
     assert {"held", "not held", "not measured"} <= verdicts, verdicts
     html = (out / "report.html").read_text()
     images = []
@@ -198,20 +205,25 @@ def test_results_latest_points_at_the_newest_folder(tmp_path, monkeypatch):
 def test_cachegrind_counts_misses_and_instructions_per_cell(tmp_path):
     registry = workloads.registry()
     config = evalconfig.parse(
-        "[evaluation]\nruns = 5\n"
+        "[evaluation]\nruns = 5\ncachegrind_scale = 0.5\ncachegrind_options = ['--D1=8192,4,64']\n"
         "[[experiment]]\nsection = 'resilience'\nworkloads = ['freelist16']\nallocators = ['glibc']\n"
-        "modes = ['custom', 'naive']\npresets = ['Adv0', 'Adv1']\nscales = {freelist16 = 1}\n",
+        "modes = ['custom', 'naive']\npresets = ['Adv0', 'Adv1']\nscales = {freelist16 = 2}\n",
         "t.toml", list(registry))
     folder = tmp_path / "cg"
     meta = evaluation.evaluate(config, registry, folder, cachegrind=True, stream=open(os.devnull, "w"))
-    assert meta["cachegrind"] is True and meta["partial"] is False
+    assert meta["cachegrind"] is True and meta["partial"] is False and meta["cachegrind_cells"] == 4
     counted = rows(folder / "valgrind.csv")
-    assert len(counted) == 8  # 4 cells x (cachegrind, callgrind)
-    assert all(v["status"] == "ok" and int(v["instructions"]) > 0 for v in counted), counted
-    cache = [v for v in counted if v["tool"] == "cachegrind"]
-    assert len(cache) == 4 and all(int(v["d1_misses"]) > 0 and v["ll_misses"] != "" for v in cache)
+    assert len(counted) == 4  # one cachegrind run per cell, at half the cell's scale, keyed by the cell
+    assert all(v["status"] == "ok" and v["tool"] == "cachegrind" and int(v["instructions"]) > 0
+               and int(v["d1_misses"]) > 0 and v["ll_misses"] != "" for v in counted), counted
+    assert {(v["scale"], v["run_scale"]) for v in counted} == {("2", "1")}
+    # The simulated L1 is the config's 8 KiB, not cachegrind's guess of this machine's.
+    out = next((folder / "valgrind").glob("cachegrind.*naive*Adv0*")).read_text()
+    assert "D1 cache:         8192 B, 64 B, 4-way associative" in out
+    # Adv1's run is preconditioned from a profile of its own (run) scale.
+    assert any(p["workload"] == "freelist16" and p["scale"] == "1" for p in rows(folder / "profiles.csv"))
     # The naive mode calls malloc for every object: more instructions than the freelist.
-    ins = {(v["mode"], v["preset"]): int(v["instructions"]) for v in counted if v["tool"] == "callgrind"}
+    ins = {(v["mode"], v["preset"]): int(v["instructions"]) for v in counted}
     assert ins[("naive", "Adv0")] > ins[("custom", "Adv0")]
     md = report.render(folder)["md"].read_text()
     assert "r (LL misses, time)" in md and "plots/cache-ll.png" in md

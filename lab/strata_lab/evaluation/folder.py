@@ -23,7 +23,7 @@ MEMORY_FIELDS = ["round", "workload", "kind", "mode", "scale", "seed", "precondi
 PROFILE_FIELDS = ["workload", "mode", "scale", "seed", "status", "error", "path", "checksum", "total_objects",
                   "total_bytes", "average_size", "peak_live_objects", "peak_live_bytes", "total_to_peak_bytes",
                   "realloc_calls", "free_calls", "seconds"]
-VALGRIND_FIELDS = ["workload", "mode", "scale", "seed", "allocator", "preset", "tool", "status", "instructions",
+VALGRIND_FIELDS = ["workload", "mode", "scale", "run_scale", "seed", "allocator", "preset", "tool", "status", "instructions",
                    "d1_misses", "ll_misses", "data_refs", "seconds", "error"]
 BENCH_FIELDS = ["bench", "round", "contender", "allocator", "status", "seconds", "instructions",
                 "peak_held_bytes", "peak_rss_added", "peak_live_bytes", "allocated_bytes", "frees", "checksum",

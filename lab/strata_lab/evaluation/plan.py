@@ -44,7 +44,7 @@ class Plan:
     skipped: dict        # allocator name -> reason and install command
     not_applicable: list  # "workload: mode" pairs dropped because the workload lacks the mode
     experiments: list    # per experiment: its cells (for the report)
-    valgrind_cells: list = field(default_factory=list)  # --cachegrind: the cells of config.cachegrind_sections
+    valgrind_cells: list = field(default_factory=list)  # cachegrind runs: config.cachegrind_sections' cells
     memory_cells: list = field(default_factory=list)    # cells of config.memory_sections
 
 
@@ -62,8 +62,15 @@ def _resolve_allocators(config: evalconfig.Config) -> tuple:
     return available, skipped
 
 
-def plan(config: evalconfig.Config, registry: dict, needs_valgrind: bool = False) -> Plan:
-    """Everything that can be checked before anything runs."""
+def cachegrind_scale(config: evalconfig.Config, scale: int) -> int:
+    """The scale of a cell's cachegrind run (config.cachegrind_scale of the cell's)."""
+    return max(1, round(scale * config.cachegrind_scale))
+
+
+def plan(config: evalconfig.Config, registry: dict, every_cell_cachegrind: bool = False) -> Plan:
+    """Everything that can be checked before anything runs. every_cell_cachegrind
+    (--cachegrind): every cell gets a cachegrind run, not only those of
+    config.cachegrind_sections."""
     available, skipped = _resolve_allocators(config)
     p = Plan(config, {}, [], available, skipped, [], [])
     for experiment in config.experiments:
@@ -81,19 +88,25 @@ def plan(config: evalconfig.Config, registry: dict, needs_valgrind: bool = False
                     if key not in p.profiles:
                         p.profiles.append(key)
                 if experiment.section != "statistics":  # statistics: profiles only
-                    mine += _add_cells(p, config, experiment, name, mode, scale)
+                    mine += _add_cells(p, config, experiment, name, mode, scale, every_cell_cachegrind)
         p.experiments.append({"section": experiment.section, "title": experiment.title,
                               "workloads": experiment.workloads, "allocators": experiment.allocators,
                               "modes": experiment.modes, "presets": experiment.presets,
                               "scales": {n: experiment.scale_of(n, registry[n].default_scale)
                                          for n in experiment.workloads},
                               "runs": experiment.runs, "cells": len(mine)})
-    if needs_valgrind and not shutil.which("valgrind"):
-        raise LabError("--cachegrind needs valgrind (apt-get install valgrind)")
+    for cell in p.valgrind_cells:  # a preconditioned cachegrind run draws from a profile of its own scale
+        key = precondition_profile(registry[cell.workload], cell.mode, cachegrind_scale(config, cell.scale))
+        if cell.preset != "Adv0" and key not in p.profiles:
+            p.profiles.append(key)
+    if p.valgrind_cells and not shutil.which("valgrind"):
+        raise LabError("the cachegrind runs (cachegrind_sections, --cachegrind) need valgrind "
+                       "(apt-get install valgrind; make setup)")
     return p
 
 
-def _add_cells(p: Plan, config: evalconfig.Config, experiment, name: str, mode: str, scale: int) -> list:
+def _add_cells(p: Plan, config: evalconfig.Config, experiment, name: str, mode: str, scale: int,
+               every_cell_cachegrind: bool) -> list:
     mine = []
     for allocator in experiment.allocators:
         if allocator not in p.available:
@@ -102,8 +115,8 @@ def _add_cells(p: Plan, config: evalconfig.Config, experiment, name: str, mode: 
             cell = Cell(name, mode, scale, allocator, preset)
             p.cells[cell] = max(p.cells.get(cell, 0), experiment.runs)
             mine.append(cell)
-            sections = config.cachegrind_sections
-            if (sections is None or experiment.section in sections) and cell not in p.valgrind_cells:
+            cachegrind = every_cell_cachegrind or experiment.section in config.cachegrind_sections
+            if cachegrind and cell not in p.valgrind_cells:
                 p.valgrind_cells.append(cell)
             if experiment.section in config.memory_sections and cell not in p.memory_cells:
                 p.memory_cells.append(cell)

@@ -9,7 +9,8 @@ The order of work:
      runs of different cells interleave and ratios pair runs of one round;
   4. memory runs of the memory sections' cells, in rounds of their own;
   5. the benchmark programs of [bench.*], interleaved the same way;
-  6. with --cachegrind, one cachegrind and one callgrind run per cell;
+  6. one cachegrind run per cell of the cachegrind sections (every cell with
+     --cachegrind), at the config's cachegrind scale;
   7. adaptive rounds (adaptive.py) for the cells of undecided claims, within
      the time budget.
 
@@ -20,11 +21,12 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 from . import adaptive, bench_steps, cell_runs, machine
 from .folder import (BENCH_FIELDS, MEMORY_FIELDS, PROFILE_FIELDS, RUN_FIELDS, VALGRIND_FIELDS, CsvLog, FolderLock,
                      write_json)
-from .plan import Plan, plan, precondition_profile
+from .plan import Plan, cachegrind_scale, plan, precondition_profile
 from .progress import Interrupt, Progress
 from .valgrind_runs import valgrind_run
 
@@ -34,7 +36,7 @@ class Evaluation:
 
     def __init__(self, config, registry: dict, folder: Path, cachegrind: bool, stream):
         self.config, self.registry, self.folder, self.cachegrind = config, registry, folder, cachegrind
-        self.plan: Plan = plan(config, registry, needs_valgrind=cachegrind)
+        self.plan: Plan = plan(config, registry, every_cell_cachegrind=cachegrind)
         self.steps = bench_steps.bench_steps(config, cachegrind, self.plan.available)
         self.stream = stream
         self.profiles = {}          # (workload, mode, scale) -> profile row
@@ -51,7 +53,8 @@ class Evaluation:
                 "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "config": {"path": str(c.path), "name": c.name, "description": c.description, "runs": c.runs,
                            "seed": c.seed, "timeout_s": c.timeout_s, "budget_s": c.budget_s, "toml": c.raw},
-                "cachegrind": self.cachegrind, "cachegrind_cells": len(p.valgrind_cells) if self.cachegrind else 0,
+                "cachegrind": self.cachegrind, "cachegrind_cells": len(p.valgrind_cells),
+                "cachegrind_scale": c.cachegrind_scale, "cachegrind_options": c.cachegrind_options,
                 "machine": machine.machine(), "git": machine.git_commit(),
                 "allocators": machine.allocator_versions(p.available), "skipped_allocators": p.skipped,
                 "not_applicable": p.not_applicable, "experiments": p.experiments, "workloads": {},
@@ -77,12 +80,13 @@ class Evaluation:
             progress.expect(("memory", cell), self.config.memory_runs)
         for step in self.steps:
             progress.expect(("bench", step[0], step[2]), 1)
-        if self.cachegrind:
-            for cell in self.plan.valgrind_cells:
-                progress.expect(("valgrind", cell), 2)
+        for cell in self.plan.valgrind_cells:
+            progress.expect(("valgrind", cell), 1)
 
-    def profile_path(self, cell) -> str:
-        prof = self.profiles.get(precondition_profile(self.registry[cell.workload], cell.mode, cell.scale))
+    def profile_path(self, cell, scale: Optional[int] = None) -> str:
+        """The profile a cell's preconditioning draws from (at another scale: a cachegrind run's)."""
+        key = precondition_profile(self.registry[cell.workload], cell.mode, cell.scale if scale is None else scale)
+        prof = self.profiles.get(key)
         return str(self.folder / prof["path"]) if prof else None
 
     # -- phases ---------------------------------------------------------------
@@ -161,13 +165,15 @@ class Evaluation:
             self.bench_done += 1
 
     def run_valgrind(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
-        for cell in self.plan.valgrind_cells if self.cachegrind else []:
-            for tool in ("cachegrind", "callgrind"):
-                if self._step(f"{tool}: {cell.label()}",
-                              lambda: valgrind_run(tool, cell, self.registry[cell.workload], self.config.seed,
-                                                   self.profile_path(cell), self.folder, self.config.timeout_s * 100),
-                              logs["valgrind"], ("valgrind", cell), progress, interrupt) is None:
-                    return
+        for cell in self.plan.valgrind_cells:
+            scale = cachegrind_scale(self.config, cell.scale)
+            if self._step(f"cachegrind: {cell.label()} at x{scale}",
+                          lambda: valgrind_run(cell, scale, self.config.cachegrind_options,
+                                               self.registry[cell.workload], self.config.seed,
+                                               self.profile_path(cell, scale), self.folder,
+                                               self.config.timeout_s * 100),
+                          logs["valgrind"], ("valgrind", cell), progress, interrupt) is None:
+                return
 
     def run_adaptive(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         """Extra rounds for the cells of undecided claims, while the budget lasts."""
@@ -192,7 +198,7 @@ class Evaluation:
 PHASES = ["run_profiles", "run_base_rounds", "run_memory", "run_bench", "run_valgrind", "run_adaptive"]
 
 
-def _open_logs(folder: Path, cachegrind: bool) -> dict:
+def _open_logs(folder: Path, cachegrind: bool) -> dict:  # cachegrind: there are cachegrind runs
     logs = {"profiles": CsvLog(folder / "profiles.csv", PROFILE_FIELDS), "runs": CsvLog(folder / "runs.csv", RUN_FIELDS),
             "memory": CsvLog(folder / "memory.csv", MEMORY_FIELDS), "bench": CsvLog(folder / "bench.csv", BENCH_FIELDS)}
     if cachegrind:
@@ -210,9 +216,9 @@ def evaluate(config, registry: dict, folder: Path, cachegrind: bool = False, str
         write_json(folder / "meta.json", meta)
         p = e.plan
         progress = Progress(len(p.profiles) + sum(p.cells.values()) + len(p.memory_cells) * config.memory_runs
-                            + len(e.steps) + (2 * len(p.valgrind_cells) if cachegrind else 0), stream)
+                            + len(e.steps) + len(p.valgrind_cells), stream)
         e.expect(progress)
-        logs = _open_logs(folder, cachegrind)
+        logs = _open_logs(folder, bool(p.valgrind_cells))
         try:
             for phase in PHASES:
                 getattr(e, phase)(logs, progress, interrupt)

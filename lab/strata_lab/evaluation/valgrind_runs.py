@@ -1,5 +1,7 @@
-"""--cachegrind: one cachegrind and one callgrind run per cell (simulated
-cache misses and instruction counts: deterministic, so once is enough)."""
+"""The cachegrind run of a cell (cachegrind_sections, or every cell with
+--cachegrind): simulated D1 and last-level misses and instructions, which
+are deterministic, so once is enough. It runs at the config's
+cachegrind_scale of the cell's scale, in the config's cache geometry."""
 import re
 import subprocess
 import time
@@ -10,12 +12,13 @@ from .. import allocators, paths, precondition, runner, valgrind
 from .plan import Cell
 
 
-def valgrind_run(tool: str, cell: Cell, workload, seed: int, profile_path: Optional[str], folder: Path,
-                 timeout_s: float) -> dict:
-    """One cachegrind or callgrind run of a cell (deterministic: once per cell)."""
-    row = {"workload": cell.workload, "mode": cell.mode, "scale": cell.scale, "seed": seed,
+def valgrind_run(cell: Cell, run_scale: int, options: list, workload, seed: int, profile_path: Optional[str],
+                 folder: Path, timeout_s: float) -> dict:
+    """The cachegrind run of a cell, at run_scale; the row is keyed by the cell (its scale is the cell's)."""
+    tool = "cachegrind"
+    row = {"workload": cell.workload, "mode": cell.mode, "scale": cell.scale, "run_scale": run_scale, "seed": seed,
            "allocator": cell.allocator, "preset": cell.preset, "tool": tool}
-    invocation = workload.invocation(cell.mode, cell.scale, seed)
+    invocation = workload.invocation(cell.mode, run_scale, seed)
     chosen = precondition.choose(cell.preset, None, None)
     variables = dict(invocation.env, **precondition.shim_variables(chosen, seed, profile_path))
     variables["STRATA_REAP_CHECK"] = "0"  # under Valgrind the reap would switch to its checked mode
@@ -23,8 +26,8 @@ def valgrind_run(tool: str, cell: Cell, workload, seed: int, profile_path: Optio
     out_dir = folder / "valgrind"
     out_dir.mkdir(exist_ok=True)
     out_file = out_dir / (re.sub(r"[^A-Za-z0-9_.-]", "_", f"{tool}.{cell.label()}") + ".out")
-    options = ["--cache-sim=yes"] if tool == "cachegrind" else []
-    argv = ["valgrind", f"--tool={tool}", f"--{tool}-out-file={out_file}", *options, *invocation.argv]
+    argv = ["valgrind", f"--tool={tool}", f"--{tool}-out-file={out_file}", "--cache-sim=yes", *options,
+            *invocation.argv]
     start = time.monotonic()
     try:
         done = subprocess.run(argv, env=runner.environment(preload, variables), capture_output=True, text=True,
@@ -36,9 +39,7 @@ def valgrind_run(tool: str, cell: Cell, workload, seed: int, profile_path: Optio
         return dict(row, status="failed" if done.returncode > 0 else "crashed",
                     error=done.stderr.strip()[-300:])
     totals = valgrind.totals(out_file)
-    row.update(status="ok", instructions=totals.get("Ir"))
-    if tool == "cachegrind":
-        row.update(d1_misses=totals.get("D1mr", 0) + totals.get("D1mw", 0),
-                   ll_misses=totals.get("DLmr", 0) + totals.get("DLmw", 0),
-                   data_refs=totals.get("Dr", 0) + totals.get("Dw", 0))
-    return row
+    return dict(row, status="ok", instructions=totals.get("Ir"),
+                d1_misses=totals.get("D1mr", 0) + totals.get("D1mw", 0),
+                ll_misses=totals.get("DLmr", 0) + totals.get("DLmw", 0),
+                data_refs=totals.get("Dr", 0) + totals.get("Dw", 0))

@@ -3,7 +3,7 @@ and 6): time, fragmentation and cache misses."""
 from ... import stats
 from ...claims import Above, Below, Claim, Source
 from .. import plots
-from ..results import Results, Section, against_glibc
+from ..results import Results, Section, against_glibc, summary_of
 
 # The allocators the Vam paper compared, by their counterparts here: DLmalloc (glibc, its descendant, and the
 # layers' Lea heap) and Vam (libstrata). PHKmalloc has none.
@@ -66,24 +66,42 @@ def _tables(r: Results, s: Section, e: dict) -> None:
 
 
 def _misses_claim(r: Results, s: Section, e) -> None:
-    claim = Claim("general-purpose.vam-fewer-l2-misses", s.title,
-                  "libstrata has fewer last-level cache misses than glibc on average",
-                  Source("Vam 2005", "§4.2", "On average, Vam reduces L2 cache misses by 39% over DLmalloc."),
-                  "geometric mean over workloads of LL misses, libstrata / glibc (cachegrind: deterministic)",
-                  Below(1.0, strict=True), "39% fewer")
-    cg = [v for v in r.valgrind if v["tool"] == "cachegrind" and v["status"] == "ok" and v["preset"] == "Adv0"
-          and e is not None and v["mode"] == e["modes"][0] and v["workload"] in e["workloads"]]
-    by = {(v["workload"], v["allocator"]): v for v in cg}
-    rows, ratios = [], []
+    """Vam Fig. 3: D1 and last-level misses of each allocator, normalised to glibc (DLmalloc's descendant)."""
+    l2 = Claim("general-purpose.vam-fewer-l2-misses", s.title,
+               "libstrata has fewer last-level cache misses than glibc on average",
+               Source("Vam 2005", "§4.2", "On average, Vam reduces L2 cache misses by 39% over DLmalloc."),
+               "geometric mean over workloads of LL misses, libstrata / glibc (cachegrind: deterministic)",
+               Below(1.0, strict=True), "39% fewer")
+    l1 = Claim("general-purpose.vam-fewer-l1-misses", s.title,
+               "libstrata has fewer L1 data-cache misses than glibc on at least half of the workloads",
+               Source("Vam 2005", "§4.2", "Vam reduces L1 cache misses for two of the four benchmarks."),
+               "per workload: D1 misses, libstrata / glibc (cachegrind: deterministic)",
+               Below(1.0, strict=True), "2 of 4 benchmarks")
+    l1.at_least = 0.5
+    by = {(v["workload"], v["allocator"]): v for v in r.valgrind
+          if e is not None and v["tool"] == "cachegrind" and v["status"] == "ok" and v["preset"] == "Adv0"
+          and v["mode"] == e["modes"][0] and v["workload"] in e["workloads"]}
+    rows, values, ratios = [], {}, []
     for (w, alloc), v in sorted(by.items()):
         base = by.get((w, DLMALLOC))
-        if base and base["ll_misses"]:
-            rows.append([w, alloc, f"{v['d1_misses']:,}", f"{v['ll_misses']:,}",
-                         f"{v['d1_misses'] / base['d1_misses']:.3f}" if base["d1_misses"] else "—",
-                         f"{v['ll_misses'] / base['ll_misses']:.3f}"])
-            if alloc == VAM:
-                ratios.append(v["ll_misses"] / base["ll_misses"])
-    s.table(["workload", "allocator", "D1 misses", "LL misses", "D1 / glibc", "LL / glibc"], rows)
+        if not (base and base["ll_misses"] and base["d1_misses"]):
+            continue
+        d1, ll = v["d1_misses"] / base["d1_misses"], v["ll_misses"] / base["ll_misses"]
+        rows.append([w, alloc, *(f"{v[k]:,}" if v.get(k) is not None else "—"
+                                 for k in ("instructions", "d1_misses", "ll_misses")), f"{d1:.3f}", f"{ll:.3f}"])
+        values[(f"{w} D1", alloc)], values[(f"{w} LL", alloc)] = summary_of(stats.exact(d1)), summary_of(stats.exact(ll))
+        if alloc == VAM:
+            ratios.append(ll)
+            l1.estimates[w] = stats.exact(d1)
+    if rows:
+        s.p(f"Cache misses (Vam Fig. 3): one cachegrind run per cell at {r.meta.get('cachegrind_scale', 1)} of its "
+            f"scale, simulating {' '.join(r.meta.get('cachegrind_options') or ['cachegrind’s default caches'])} "
+            "(the Vam paper's Pentium 4 in the default config). Deterministic: exact ratios to glibc.")
+        groups = [f"{w} {level}" for w in e["workloads"] for level in ("D1", "LL")]
+        s.img(plots.bars(r.plot_path("gp-cache-misses"), "cache misses normalised to glibc (Vam Fig. 3)",
+                         "misses / glibc", groups, e["allocators"], values, 1.0), "D1 and LL misses")
+    s.table(["workload", "allocator", "instructions", "D1 misses", "LL misses", "D1 / glibc", "LL / glibc"], rows)
     if ratios:
-        claim.estimates[VAM] = stats.geometric_mean_exact(ratios)
-    s.claim(claim)
+        l2.estimates[VAM] = stats.geometric_mean_exact(ratios)
+    s.claim(l2)
+    s.claim(l1)
