@@ -11,21 +11,29 @@ from strata_lab.errors import LabError
 
 # Built by `make peers`, not by make setup: left out when they are not there.
 OPTIONAL = {"mimalloc3", "snmalloc"}
-# One workload per program: its callgrind sizes (the small ones).
-PROGRAMS = {}
+# One workload per program, at its callgrind sizes (the small ones), plus
+# stress2: stress at 2 threads, the core count, is another schedule of threads.
+WORKLOADS = {}
 for workload, (_, program, _, _, callgrind_args) in malloc.WORKLOADS.items():
-    PROGRAMS.setdefault(program, callgrind_args)
+    if program not in {p for p, _ in WORKLOADS.values()} or workload == "stress2":
+        WORKLOADS[workload] = (program, callgrind_args)
 
 
-@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_issue_20_patterns_are_covered():
+    assert {"stress2", "prodcons", "cachescratch"} <= set(WORKLOADS)
+    assert WORKLOADS["stress2"] == ("stress", malloc.WORKLOADS["stress2"][4])
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("contender", [c for c in malloc.CONTENDERS if c != "glibc"])
-def test_program_verifies_under_each_contender(contender, program):
+def test_program_verifies_under_each_contender(contender, workload):
+    program, args = WORKLOADS[workload]
     try:
         allocator = allocators.resolve(malloc.REGISTRY_NAME.get(contender, contender))
     except LabError as error:
         if contender in OPTIONAL:
             pytest.skip(str(error))
         raise
-    result = common.run([malloc.program(program), "--verify", *PROGRAMS[program],
+    result = common.run([malloc.program(program), "--verify", *args,
                          "--expect-malloc-from", allocator.malloc_from()], allocator.preload())
     assert f" malloc_from={allocator.library}" in result.stdout, result.stdout

@@ -2,9 +2,8 @@
 the allocator registry (jemalloc, tcmalloc, mimalloc, scudo, and mimalloc 3
 and snmalloc once `make peers` has built them).
 
-Each workload program (churn, larson, large, threadchurn, smallmix, burst,
-xfree, simple, threadsmall, stress; built in BUILD_DIR/bench/malloc; "server"
-is larson with mixed sizes) calls plain malloc/free; the allocator is chosen
+Each workload program (malloc_workloads.py lists them; built in
+BUILD_DIR/bench/malloc) calls plain malloc/free; the allocator is chosen
 by LD_PRELOAD, and the program checks that malloc really comes from it.
 Rounds are interleaved: every round runs every contender once per workload,
 in an order shuffled per round, so slow drifts of the machine hit all
@@ -28,46 +27,10 @@ from .. import allocators, evalstats, runner, valgrind
 from ..errors import LabError, ProgramFailed
 from ..paths import REPO_ROOT
 from . import common
+from .malloc_workloads import PROGRAM_NAMES, WORKLOADS
 
 CONTENDERS = ["glibc", "jemalloc", "tcmalloc", "mimalloc", "mimalloc3", "snmalloc", "scudo", "libstrata"]
 REGISTRY_NAME = {"libstrata": "strata"}  # the contender's name in the allocator registry, where it differs
-WORKLOADS = {  # name -> (description, program, full-size args, --quick args, callgrind args)
-    "churn": ("small-object churn, 16-64 B, random alloc/free over a live window, 1 thread", "churn",
-              [], ["--ops", "1000000", "--window", "50000"], ["--ops", "300000", "--window", "20000"]),
-    "larson": ("producer/consumer, 2 threads x generations, 16-512 B, half freed by the other thread", "larson",
-               [], ["--ops", "100000", "--window", "10000", "--generations", "2"],
-               ["--ops", "50000", "--window", "5000", "--generations", "2"]),
-    "large": ("large objects, 64 KiB-8 MiB log-uniform, 1/4 realloc, every page written", "large",
-              [], ["--ops", "800"], ["--ops", "300"]),
-    "threadchurn": ("8 short-lived threads x 100 iterations, objects passed through a shared table, "
-                    "window freed in slot order at exit", "threadchurn",
-                    [], ["--iterations", "8", "--ops", "4000"], ["--iterations", "6", "--ops", "3000"]),
-    "smallmix": ("1 thread, 16 B-2 KiB varied sizes, 1/4 of visits realloc-grow, bulk frees", "smallmix",
-                 [], ["--ops", "1000000", "--window", "20000"], ["--ops", "400000", "--window", "20000"]),
-    "burst": ("256 MiB of 64 B objects, freed by the same thread, 1 s idle", "burst",
-              [], ["--mib", "32", "--idle-ms", "200"], ["--mib", "16", "--idle-ms", "50"]),
-    "burst-remote": ("256 MiB of 64 B objects, freed by a second thread, 1 s idle", "burst",
-                     ["--remote", "1"], ["--remote", "1", "--mib", "32", "--idle-ms", "200"],
-                     ["--remote", "1", "--mib", "16", "--idle-ms", "50"]),
-    "server": ("larson with mixed sizes: 16 B-4 KiB log-uniform, 2 threads, half freed by the other thread",
-               "larson", ["--min-size", "16", "--max-size", "4096", "--log-sizes", "1", "--ops", "500000",
-                          "--window", "20000"],
-               ["--min-size", "16", "--max-size", "4096", "--log-sizes", "1", "--ops", "100000",
-                "--window", "5000", "--generations", "2"],
-               ["--min-size", "16", "--max-size", "4096", "--log-sizes", "1", "--ops", "50000",
-                "--window", "5000", "--generations", "2"]),
-    "xfree": ("16 B-16 KiB log-uniform, 2 threads, nearly every object freed by the other thread", "xfree",
-              [], ["--ops", "50000"], ["--ops", "30000"]),
-    "simple": ("1 thread, batches of 25-1600 objects of one size (16 B-1 KiB) allocated, then all freed",
-               "simple", [], ["--ops", "1000000"], ["--ops", "400000"]),
-    "threadsmall": ("2 threads, each with its own 1000 slots: free a random slot, allocate 16 B-4 KiB "
-                    "(3/4 <= 128 B) into it; a small program's footprint", "threadsmall",
-                    [], ["--ops", "200000"], ["--ops", "100000"]),
-    "stress": ("32 short-lived threads x 10 iterations (mimalloc's test-stress pattern), calloc 8 B-10 MiB, "
-               "objects swapped through a shared 1000-slot table", "stress",
-               [], ["--iterations", "2", "--scale", "10"], ["--iterations", "2", "--scale", "5"]),
-}
-PROGRAM_NAMES = sorted({w[1] for w in WORKLOADS.values()})
 
 # Real programs (the inputs of tests/programs), for their footprint: peak RSS
 # of the whole process tree, measured by the peak_rss helper. name ->
