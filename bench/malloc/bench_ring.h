@@ -1,10 +1,15 @@
 /* A lock-free single-producer single-consumer ring of object pointers, for the
- * benchmarks that hand objects from one thread to another (larson, xfree). */
+ * benchmarks that hand objects from one thread to another (larson, xfree,
+ * prodcons). */
 #pragma once
 #include <stdatomic.h>
 #include <stdint.h>
 
-enum { kRingSize = 1024 };
+/* A program may set BENCH_RING_SLOTS (a power of two) before including this. */
+#ifndef BENCH_RING_SLOTS
+#define BENCH_RING_SLOTS 1024
+#endif
+enum { kRingSize = BENCH_RING_SLOTS };
 
 /* Single-producer single-consumer ring of object pointers. */
 typedef struct {

@@ -7,9 +7,10 @@
  * it may leave the thread's next objects on a cache line another thread
  * writes). Then each thread --iterations times allocates an object of --size
  * bytes, writes every byte --repetitions times through a volatile pointer
- * (store, load, store back incremented), checks it and frees it. So the time
- * is mostly the writes, and the allocator shows through where it puts the
- * objects: on a line or a 4 KiB alias shared with something else, or not.
+ * (store, load into a volatile on the stack, increment, store back), checks
+ * it and frees it. So the time is mostly the writes, and the allocator shows
+ * through where it puts the objects: on a line or a 4 KiB alias shared with
+ * something else, or not.
  *
  * Every object's bytes are checked before it is freed (after every
  * repetition with --verify). They depend only on the options, so the
@@ -52,13 +53,16 @@ static uint64_t check_bytes(const unsigned char *p, uint64_t rep) {
   return sum;
 }
 
-/* Cache-scratch's inner loop: every byte stored, loaded and stored again. */
+/* Cache-scratch's inner loop: every byte stored, loaded into a volatile on
+ * the stack, incremented there and stored back. */
 static void scratch(unsigned char *p, int verify_full) {
   volatile unsigned char *v = p;
   for (uint64_t rep = 0; rep < g.repetitions; rep++) {
     for (uint64_t k = 0; k < g.size; k++) {
       v[k] = (unsigned char)(k + rep);
-      v[k] = (unsigned char)(v[k] + 1);
+      volatile unsigned char ch = v[k];
+      ch++;
+      v[k] = ch;
     }
     if (verify_full) check_bytes(p, rep);
   }

@@ -223,7 +223,8 @@ def time_memory_table(runs, workload: str, contenders: list, reference=None) -> 
     # time and peak RSS columns.
     extra = reference if reference not in (None, "glibc", "mimalloc") else None
     header = ["allocator", "median time (s)", "spread", "time / glibc", "time / mimalloc"] \
-        + ([f"time / {extra}"] if extra else []) + ["CPU / glibc", "CPU / mimalloc", "peak RSS (MiB)"] \
+        + ([f"time / {extra}"] if extra else []) + ["CPU / glibc", "CPU / mimalloc"] \
+        + ([f"CPU / {extra}"] if extra else []) + ["peak RSS (MiB)"] \
         + ([f"peak RSS / {extra}"] if extra else []) \
         + ["peak RSS / peak live", "RSS growth / peak live", "RSS after idle (MiB)"]
     rows = []
@@ -238,7 +239,8 @@ def time_memory_table(runs, workload: str, contenders: list, reference=None) -> 
                      fmt_ratio(runs, workload, name, "glibc"), fmt_ratio(runs, workload, name, "mimalloc")]
                     + ([fmt_ratio(runs, workload, name, extra)] if extra else [])
                     + [fmt_ratio(runs, workload, name, "glibc", "cpu_s"),
-                       fmt_ratio(runs, workload, name, "mimalloc", "cpu_s"), f"{rss / 2**20:.1f}"]
+                       fmt_ratio(runs, workload, name, "mimalloc", "cpu_s")]
+                    + ([fmt_ratio(runs, workload, name, extra, "cpu_s")] if extra else []) + [f"{rss / 2**20:.1f}"]
                     + ([fmt_ratio(runs, workload, name, extra, "rss_peak_bytes")] if extra else [])
                     + [f"{rss / live:.2f}", f"{(rss - start) / live:.2f}",
                        f"{runs.median(workload, name, 'rss_idle_bytes') / 2**20:.1f}" if idle else "-"])
