@@ -37,3 +37,20 @@ def test_program_verifies_under_each_contender(contender, workload):
     result = common.run([malloc.program(program), "--verify", *args,
                          "--expect-malloc-from", allocator.malloc_from()], allocator.preload())
     assert f" malloc_from={allocator.library}" in result.stdout, result.stdout
+
+
+def test_time_table_pairs_cpu_time_with_the_reference():
+    """Against mimalloc3 the table has its own CPU column: on a loaded machine
+    CPU time is the steadier figure for the threaded patterns of issue 20."""
+    runs = common.Measurements()
+    for rnd, (mine, ref) in enumerate([(3.0, 1.0), (4.0, 2.0)]):
+        for name, cpu in (("libstrata", mine), ("mimalloc3", ref)):
+            runs.add(rnd, "prodcons", name, {"elapsed_s": 1.0, "cpu_s": cpu, "rss_peak_bytes": 2**20,
+                                             "peak_live_bytes": 2**19, "rss_start_bytes": 0, "ops": 10})
+    lines = malloc.time_memory_table(runs, "prodcons", ["libstrata", "mimalloc3"], "mimalloc3")
+    header = next(line for line in lines if line.startswith("| allocator"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    row = next(line for line in lines if line.startswith("| libstrata"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[columns.index("CPU / mimalloc3")] == "2.50"  # median of 3.0 and 2.0
+    assert cells[columns.index("time / mimalloc3")] == "1.00"
