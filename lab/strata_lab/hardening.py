@@ -95,11 +95,14 @@ def _status_text(returncode) -> tuple:
     return "", f"exited with status {returncode}"
 
 
-def run(program: Program, allocator: allocators.Allocator, timeout_s: float = TIMEOUT_S) -> dict:
-    """One program under LD_PRELOAD of one allocator: a row of FIELDS."""
+def run(program: Program, allocator: allocators.Allocator, timeout_s: float = TIMEOUT_S, extra_env: dict = None
+        ) -> dict:
+    """One program under LD_PRELOAD of one allocator: a row of FIELDS. extra_env: settings on top (glibc's own
+    checks switched on, in the tests)."""
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     if allocator.preload():
         env["LD_PRELOAD"] = ":".join(allocator.preload())
+    env.update(extra_env or {})
     start = time.monotonic()
     try:
         done = subprocess.run([str(program.path())], env=env, capture_output=True, text=True, errors="replace",
@@ -202,3 +205,32 @@ def command(args) -> int:
     for why in skipped.values():
         print(f"skipped: {why}", file=sys.stderr)
     return 0
+
+
+# ---------------------------------------------------------------------------
+# In the evaluation: the suite on the allocators of the hardening section.
+
+SECTION = "hardening"
+
+
+def evaluation_steps(config, available: dict) -> list:
+    """(program, allocator) steps for the hardening experiments' allocators that are present; none without one.
+    A suite that is not built is a LabError before anything runs."""
+    names = []
+    for experiment in config.experiments:
+        if experiment.section == SECTION:
+            names += [a for a in experiment.allocators if a in available and a not in names]
+    if not names:
+        return []
+    suite = programs()
+    check_built(suite)
+    return [(program, name) for name in names for program in suite]
+
+
+def evaluation_row(step: tuple, available: dict, timeout_s: float) -> dict:
+    """One step's row; status "ok" unless Ctrl-C stopped the program (not a result then)."""
+    program, name = step
+    library = available[name]
+    row = run(program, allocators.Allocator(name, Path(library) if library else None), min(timeout_s, TIMEOUT_S))
+    row["status"] = "interrupted" if row["signal"] == "SIGINT" else "ok"
+    return row
