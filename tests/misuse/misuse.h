@@ -90,6 +90,31 @@ static inline int unnoticed(const char *what) {
   return 0;
 }
 
+/* A double free of a `size`-byte object, with `others` frees of its size
+   between the two (a delayed double free), then the size reused. */
+static inline int double_free(size_t size, int others, const char *what) {
+  enum { MOST = 16 };
+  char *p = hidden_malloc(size);
+  char *between[MOST];
+  fill(p, size, 0);
+  for (int i = 0; i < others && i < MOST; i++) between[i] = hidden_malloc(size);
+  hidden_free(p);
+  for (int i = 0; i < others && i < MOST; i++) hidden_free(between[i]);
+  hidden_free(p);
+  churn(size, size < 4096 ? 2 : 1);
+  return unnoticed(what);
+}
+
+/* A free of a pointer `offset` bytes into a `size`-byte object (into the
+   middle, or just off its start: unaligned), then the size reused. */
+static inline int free_inside(size_t size, size_t offset, const char *what) {
+  char *p = hidden_malloc(size);
+  fill(p, size, 0);
+  hidden_free(p + offset);
+  churn(size, size < 4096 ? 2 : 1);
+  return unnoticed(what);
+}
+
 /* A heap overflow: `bytes` bytes written just past a `size`-byte object,
    which has a neighbour of its size; then both freed and the size reused. */
 static inline int overflow(size_t size, size_t bytes, const char *what) {

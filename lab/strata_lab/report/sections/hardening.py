@@ -91,10 +91,12 @@ def _detection_claims(s: Section, counts: dict, rows: list) -> None:
     s.claim(claim)
     for name, goal in GOALS.items():
         goal_claim = s.claim(Claim(
-            f"hardening.{name}-detection", s.title, f"{LABELS[name]} catches at least {goal} of every {GOAL_OF} misuses",
+            f"hardening.{name}-detection", s.title,
+            f"{LABELS[name]} catches at least {goal} of every {GOAL_OF} misuses",
             Source("ours", "", f"issue 19's goal on its independent suite: at least {goal}/{GOAL_OF}"),
             f"fraction of the applicable misuse programs {LABELS[name]} misses (at most {GOAL_OF - goal}/{GOAL_OF})",
-            Below((GOAL_OF - goal) / GOAL_OF), f"{goal}/{GOAL_OF} caught", estimates={name: _missed_fraction(counts, name)}))
+            Below((GOAL_OF - goal) / GOAL_OF), f"{goal}/{GOAL_OF} caught",
+            estimates={name: _missed_fraction(counts, name)}))
         if name in counts:
             goal_claim.note = f"{counts[name][hardening.CAUGHT]}/{counts[name]['misuse']} caught"
     clean = Claim("hardening.no-false-alarm", s.title, "no allocator stops a correct program",
