@@ -36,7 +36,9 @@ KNOWN = {
     "zero_size_write": ("glibc", GLIBC_CHECK),
 }
 # Every allocator of the comparison must be there (make test builds the peers); strata-hardened when built.
-REQUIRED = ["glibc", "scudo", "mimalloc-secure", "snmalloc-checks", "strata", "jemalloc", "tcmalloc"]
+# Not Debian's mimalloc 2.0.9: its aligned_alloc(256, 512) is misaligned (correct_aligned fails, rightly).
+REQUIRED = ["glibc", "scudo", "mimalloc-secure", "snmalloc-checks", "strata", "jemalloc", "tcmalloc", "mimalloc3",
+            "snmalloc", "kingsley", "lea"]
 OPTIONAL = [name for name in ["strata-hardened"] if allocators.REGISTRY[name].where.find() is not None]
 
 
@@ -61,6 +63,7 @@ def test_each_misuse_is_caught_by_an_allocator_known_to_catch_it(name):
 
 @pytest.mark.parametrize("allocator", REQUIRED + OPTIONAL)
 def test_each_correct_program_runs_clean(allocator):
+    """No false alarm: also the allocators that check nothing must run a correct program to the end."""
     present = allocators.resolve(allocator)
     rows = [hardening.run(p, present) for p in hardening.programs("correct")]
     assert [r for r in rows if r["outcome"] != hardening.CLEAN] == []
@@ -165,3 +168,10 @@ def test_the_suite_rows_are_what_the_evaluation_writes(tmp_path):
     assert (row["program"], row["allocator"], row["outcome"], row["signal"]) == \
         ("misuse_double_free_small", "glibc", "caught", "SIGABRT")
     assert "double free" in row["message"]
+
+
+def test_debian_mimalloc_fails_the_aligned_program_for_its_own_bug():
+    # The correct programs check real results: Debian's mimalloc 2.0.9 gets this one wrong (drop this test when an
+    # upgrade fixes it; the table in docs/lab.md then changes too).
+    row = hardening.run(program("correct_aligned"), allocators.resolve("mimalloc"))
+    assert row["outcome"] == hardening.FAILED and row["message"] == "correct program: misaligned"
