@@ -75,7 +75,7 @@ peers:
 	JOBS=$(JOBS) tools/peers/build.sh
 
 peers-if-missing:
-	@$(VENV)/bin/python -m strata_lab.allocators check mimalloc3 snmalloc >/dev/null 2>&1 || \
+	@$(VENV)/bin/python -m strata_lab.allocators check mimalloc3 snmalloc mimalloc-secure snmalloc-checks >/dev/null 2>&1 || \
 	  $(MAKE) --no-print-directory peers
 
 # The evaluation (docs/lab.md, "Evaluation"): Release build, then the default

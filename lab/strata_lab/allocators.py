@@ -125,6 +125,14 @@ REGISTRY = {e.name: e for e in [
           "make peers (tools/peers/build.sh, needs cargo; or set STRATA_LAB_PEERS_DIR)", PEERS_NOTE),
     Entry("snmalloc", Built("snmalloc/libsnmallocshim.so", root="peers"),
           "make peers (tools/peers/build.sh, needs cargo; or set STRATA_LAB_PEERS_DIR)", PEERS_NOTE),
+    # Their hardened builds, for the hardening section (strata-lab misuse): the same sources, by `make peers`.
+    Entry("mimalloc-secure", Built("mimalloc-secure/libmimalloc-secure.so", root="peers"),
+          "make peers (tools/peers/build.sh, needs cargo; or set STRATA_LAB_PEERS_DIR)", PEERS_NOTE),
+    Entry("snmalloc-checks", Built("snmalloc/libsnmallocshim-checks.so", root="peers"),
+          "make peers (tools/peers/build.sh, needs cargo; or set STRATA_LAB_PEERS_DIR)", PEERS_NOTE),
+    # libstrata's hardened build (canaries, quarantine, guard pages, ...), beside libstrata.so.
+    Entry("strata-hardened", Built("src/malloc/libstrata-hardened.so"),
+          "make build (builds src/malloc/libstrata-hardened.so; or set STRATA_LAB_BUILD_DIR)", BUILT_HERE),
     # LLVM's hardened allocator, the standalone scudo that compiler-rt ships.
     Entry("scudo", SystemFile("/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.scudo_standalone-x86_64.so"),
           "apt-get install libclang-rt-14-dev (tools/apt/lab.txt)", DPKG),

@@ -128,6 +128,14 @@ def _evaluation(sub) -> None:
     bench.add_parsers(p)
     p.set_defaults(run=bench.command, command=None, alloc="glibc")
 
+    p = sub.add_parser("misuse", help="the misuse suite on each allocator: the detection table (docs/lab.md, "
+                                      "\"Hardening\")")
+    p.add_argument("--alloc", dest="allocs", action="append", metavar="NAME",
+                   help="an allocator (repeatable; default: glibc, scudo, mimalloc-secure, snmalloc-checks, strata, "
+                        "strata-hardened; a missing one is skipped with how to get it)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per program run (default 30)")
+    p.set_defaults(run=_misuse, command=None, alloc="glibc")
+
     p = sub.add_parser("report", help="re-render an evaluation's report from its raw results")
     p.add_argument("results_dir")
     p.set_defaults(run=_report, command=None, alloc="glibc")
@@ -136,6 +144,11 @@ def _evaluation(sub) -> None:
 def _evaluate(args) -> int:
     from . import evaluation
     return evaluation.command(args)
+
+
+def _misuse(args) -> int:
+    from . import hardening
+    return hardening.command(args)
 
 
 def _report(args) -> int:

@@ -42,7 +42,7 @@ from .errors import LabError
 
 # The report's sections, in report order (strata_lab/report/sections/ renders them).
 SECTIONS = ["per-class", "regions", "resilience", "real-programs", "reaps", "statistics",
-            "general-purpose", "heap-layers"]
+            "general-purpose", "heap-layers", "hardening"]
 MODES = ["custom", "naive", "reap"]
 PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"]
 # Allocators the evaluation knows by name. kingsley and lea are the layer-built

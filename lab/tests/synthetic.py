@@ -5,6 +5,7 @@ import csv
 import json
 from pathlib import Path
 
+from strata_lab import hardening
 from strata_lab.evaluation import BENCH_FIELDS, MEMORY_FIELDS, PROFILE_FIELDS, RUN_FIELDS, VALGRIND_FIELDS
 
 CHECK = "00000000000000aa"
@@ -23,6 +24,8 @@ EXPERIMENTS = [
     ("reaps", ["compiler", "interp", "parser", "server"], ["glibc"], ["custom", "reap", "naive"], ["Adv0"]),
     ("general-purpose", ["cfrac", "text"], ["glibc", "lea", "strata"], ["naive"], ["Adv0"]),
     ("heap-layers", ["cfrac"], ["glibc", "lea"], ["naive"], ["Adv0"]),
+    ("hardening", ["cfrac", "text"], ["glibc", "strata", "strata-hardened", "scudo", "mimalloc-secure"], ["naive"],
+     ["Adv0"]),
 ]
 
 
@@ -55,6 +58,7 @@ class Synthetic:
         self.rounds = rounds
         self.times, self.memory, self.bench, self.valgrind, self.extra_runs = {}, {}, [], [], []
         self.meta_extra = {}
+        self.misuse = []   # misuse.csv rows (hardening.FIELDS)
         for section, workloads, allocators, modes, presets in EXPERIMENTS:
             for w in workloads:
                 for m in modes:
@@ -87,6 +91,7 @@ class Synthetic:
                    for w in ("boxed-sim", "server", "cfrac")])
         write_csv(folder / "bench.csv", BENCH_FIELDS, self.bench)
         write_csv(folder / "valgrind.csv", VALGRIND_FIELDS, self.valgrind)
+        write_csv(folder / "misuse.csv", hardening.FIELDS, self.misuse)
         meta = {"format": "strata-evaluation", "partial": partial, "interrupted": partial,
                 "config": {"path": "synthetic.toml", "name": "synthetic", "runs": self.rounds, "seed": 1,
                            "timeout_s": 60},

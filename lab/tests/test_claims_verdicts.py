@@ -7,6 +7,7 @@ import pytest
 
 from strata_lab import report
 from strata_lab.claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_MEASURED
+from hardening_scenarios import scenarios as hardening_scenarios
 from synthetic import SCALE, WIDE, Synthetic
 
 
@@ -198,7 +199,8 @@ SCENARIOS = {**_per_class(), "regions.gap-best": {HELD: _regions_gap(1.05), NOT_
              **_resilience(),
              "resilience.misses-correlate": {HELD: _correlation(1), NOT_HELD: _correlation(-1),
                                              INCONCLUSIVE: _correlation(0)},
-             **_real_programs(), **_reaps(), **_drag(), **_general_purpose(), **_heap_layers()}
+             **_real_programs(), **_reaps(), **_drag(), **_general_purpose(), **_heap_layers(),
+             **hardening_scenarios()}
 CASES = [(key, direction) for key, directions in SCENARIOS.items() for direction in directions]
 
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds the newest mimalloc (3.x) and snmalloc (0.7) as LD_PRELOAD libraries
-# for `strata-lab bench malloc` (the allocator registry's mimalloc3 and snmalloc). Neither is a Debian package and this machine reaches
-# crates.io but not GitHub, so the sources come through cargo: the crates
+# for `strata-lab bench malloc` (the allocator registry's mimalloc3 and snmalloc),
+# and their hardened builds for the hardening section (strata-lab misuse):
+# mimalloc-secure (the same tree with MI_SECURE=ON) and snmalloc-checks
+# (snmalloc's own libsnmallocshim-checks.so, SNMALLOC_CHECK_CLIENT). Neither is
+# a Debian package and this machine reaches crates.io but not GitHub, so the sources come through cargo: the crates
 # libmimalloc-sys and snmalloc-sys ship the C/C++ trees, which we build with
 # their own CMake (not through the crates' build.rs).
 #
 # usage: tools/peers/build.sh [OUT_DIR]      (default: build/peers)
-# prints the two .so paths on stdout; progress goes to stderr.
+# prints the four .so paths on stdout; progress goes to stderr.
 set -euo pipefail
 
 MIMALLOC_CRATE=libmimalloc-sys MIMALLOC_CRATE_VERSION=0.1.49   # mimalloc 3.3.2 in c_src/mimalloc/v3
@@ -102,22 +105,34 @@ cmake -S "$mimalloc_src" -B "$out/mimalloc3" -G Ninja -DCMAKE_BUILD_TYPE=Release
   -DMI_OVERRIDE=ON -DMI_BUILD_SHARED=ON -DMI_BUILD_STATIC=OFF -DMI_BUILD_OBJECT=OFF -DMI_BUILD_TESTS=OFF \
   >&2 || fail "cmake configure of mimalloc failed"
 cmake --build "$out/mimalloc3" -j "$jobs" --target mimalloc >&2 || fail "building mimalloc failed"
+# The secure build: guard pages, randomised allocation, encoded free lists,
+# double-free detection (what libmimalloc-sys's `secure` feature turns on).
+cmake -S "$mimalloc_src" -B "$out/mimalloc-secure" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMI_SECURE=ON \
+  -DMI_OVERRIDE=ON -DMI_BUILD_SHARED=ON -DMI_BUILD_STATIC=OFF -DMI_BUILD_OBJECT=OFF -DMI_BUILD_TESTS=OFF \
+  >&2 || fail "cmake configure of mimalloc (MI_SECURE=ON) failed"
+cmake --build "$out/mimalloc-secure" -j "$jobs" --target mimalloc >&2 || fail "building mimalloc-secure failed"
 
 step "snmalloc from $snmalloc_src"
-# libsnmallocshim.so is snmalloc's LD_PRELOAD library (malloc + operator new);
-# only that target is built (the crate does not ship the test programs).
+# libsnmallocshim.so is snmalloc's LD_PRELOAD library (malloc + operator new),
+# libsnmallocshim-checks.so the same with SNMALLOC_CHECK_CLIENT (its hardened
+# build); only those targets are built (the crate does not ship the tests).
 cmake -S "$snmalloc_src" -B "$out/snmalloc" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DSNMALLOC_BUILD_TESTING=OFF \
   >&2 || fail "cmake configure of snmalloc failed"
-cmake --build "$out/snmalloc" -j "$jobs" --target snmallocshim >&2 || fail "building snmalloc failed"
+cmake --build "$out/snmalloc" -j "$jobs" --target snmallocshim snmallocshim-checks >&2 \
+  || fail "building snmalloc failed"
 
 # A version note the benchmark report can quote.
 printf 'mimalloc3 %s (crate %s %s)\nsnmalloc crate %s %s\n' "$mimalloc_version" \
   "$MIMALLOC_CRATE" "$MIMALLOC_CRATE_VERSION" "$SNMALLOC_CRATE" "$SNMALLOC_CRATE_VERSION" >"$out/VERSIONS"
+printf 'mimalloc-secure %s MI_SECURE=ON (crate %s %s)\nsnmalloc-checks SNMALLOC_CHECK_CLIENT (crate %s %s)\n' \
+  "$mimalloc_version" "$MIMALLOC_CRATE" "$MIMALLOC_CRATE_VERSION" "$SNMALLOC_CRATE" "$SNMALLOC_CRATE_VERSION" \
+  >>"$out/VERSIONS"
 
 # Where each library is: the lab's allocator registry (lab/strata_lab/allocators.py)
 # says, and checks that a program's malloc really binds to it, and to nothing
 # else, under LD_PRELOAD (a preload that does not take effect is only a warning
-# from ld.so). It prints the two paths.
-PYTHONPATH="$root/lab" STRATA_LAB_PEERS_DIR="$out" python3 -m strata_lab.allocators check mimalloc3 snmalloc \
+# from ld.so). It prints the four paths.
+PYTHONPATH="$root/lab" STRATA_LAB_PEERS_DIR="$out" python3 -m strata_lab.allocators check \
+  mimalloc3 snmalloc mimalloc-secure snmalloc-checks \
   || fail "a library is missing after the build, or malloc does not bind to it (see above)"

@@ -8,7 +8,8 @@ The order of work:
   3. base rounds: each round runs every cell once, in a shuffled order, so
      runs of different cells interleave and ratios pair runs of one round;
   4. memory runs of the memory sections' cells, in rounds of their own;
-  5. the benchmark programs of [bench.*], interleaved the same way;
+  5. the benchmark programs of [bench.*], interleaved the same way, and the
+     misuse suite on the hardening section's allocators (hardening.py);
   6. one cachegrind run per cell of the cachegrind sections (every cell with
      --cachegrind), at the config's cachegrind scale;
   7. adaptive rounds (adaptive.py) for the cells of undecided claims, within
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from .. import hardening
 from . import adaptive, bench_steps, cell_runs, machine
 from .folder import (BENCH_FIELDS, MEMORY_FIELDS, PROFILE_FIELDS, RUN_FIELDS, VALGRIND_FIELDS, CsvLog, FolderLock,
                      write_json)
@@ -38,6 +40,7 @@ class Evaluation:
         self.config, self.registry, self.folder, self.cachegrind = config, registry, folder, cachegrind
         self.plan: Plan = plan(config, registry, every_cell_cachegrind=cachegrind)
         self.steps = bench_steps.bench_steps(config, cachegrind, self.plan.available)
+        self.misuse_steps = hardening.evaluation_steps(config, self.plan.available)
         self.stream = stream
         self.profiles = {}          # (workload, mode, scale) -> profile row
         self.rounds_done = {}       # Cell -> timed rounds run
@@ -59,7 +62,8 @@ class Evaluation:
                 "allocators": machine.allocator_versions(p.available), "skipped_allocators": p.skipped,
                 "not_applicable": p.not_applicable, "experiments": p.experiments, "workloads": {},
                 "planned": {"cells": len(p.cells), "runs": sum(p.cells.values()), "profiles": len(p.profiles),
-                            "memory_runs": len(p.memory_cells) * c.memory_runs, "bench_steps": len(self.steps)}}
+                            "memory_runs": len(p.memory_cells) * c.memory_runs, "bench_steps": len(self.steps),
+                            "misuse_runs": len(self.misuse_steps)}}
         for name in sorted({x.workload for x in p.cells} | {k[0] for k in p.profiles}):
             w = self.registry[name]
             try:
@@ -80,6 +84,8 @@ class Evaluation:
             progress.expect(("memory", cell), self.config.memory_runs)
         for step in self.steps:
             progress.expect(("bench", step[0], step[2]), 1)
+        for program, allocator in self.misuse_steps:
+            progress.expect(("misuse", program.name, allocator), 1)
         for cell in self.plan.valgrind_cells:
             progress.expect(("valgrind", cell), 1)
 
@@ -164,6 +170,13 @@ class Evaluation:
                 return
             self.bench_done += 1
 
+    def run_misuse(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        for step in self.misuse_steps:
+            if self._step(f"misuse suite: {step[0].name} on {step[1]}",
+                          lambda: hardening.evaluation_row(step, self.plan.available, self.config.timeout_s),
+                          logs["misuse"], ("misuse", step[0].name, step[1]), progress, interrupt) is None:
+                return
+
     def run_valgrind(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         for cell in self.plan.valgrind_cells:
             scale = cachegrind_scale(self.config, cell.scale)
@@ -195,12 +208,13 @@ class Evaluation:
             self.budget.extra_rounds += 1
 
 
-PHASES = ["run_profiles", "run_base_rounds", "run_memory", "run_bench", "run_valgrind", "run_adaptive"]
+PHASES = ["run_profiles", "run_base_rounds", "run_memory", "run_bench", "run_misuse", "run_valgrind", "run_adaptive"]
 
 
 def _open_logs(folder: Path, cachegrind: bool) -> dict:  # cachegrind: there are cachegrind runs
     logs = {"profiles": CsvLog(folder / "profiles.csv", PROFILE_FIELDS), "runs": CsvLog(folder / "runs.csv", RUN_FIELDS),
-            "memory": CsvLog(folder / "memory.csv", MEMORY_FIELDS), "bench": CsvLog(folder / "bench.csv", BENCH_FIELDS)}
+            "memory": CsvLog(folder / "memory.csv", MEMORY_FIELDS), "bench": CsvLog(folder / "bench.csv", BENCH_FIELDS),
+            "misuse": CsvLog(folder / "misuse.csv", hardening.FIELDS)}
     if cachegrind:
         logs["valgrind"] = CsvLog(folder / "valgrind.csv", VALGRIND_FIELDS)
     return logs
@@ -216,7 +230,7 @@ def evaluate(config, registry: dict, folder: Path, cachegrind: bool = False, str
         write_json(folder / "meta.json", meta)
         p = e.plan
         progress = Progress(len(p.profiles) + sum(p.cells.values()) + len(p.memory_cells) * config.memory_runs
-                            + len(e.steps) + len(p.valgrind_cells), stream)
+                            + len(e.steps) + len(e.misuse_steps) + len(p.valgrind_cells), stream)
         e.expect(progress)
         logs = _open_logs(folder, bool(p.valgrind_cells))
         try:
