@@ -1,0 +1,37 @@
+//! Compiles strata's reap library (src/reap/reap.cpp and the header-only
+//! region layers under include/strata) from this repository with the `cc`
+//! crate, so no CMake step is needed.
+use std::path::PathBuf;
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let repo = manifest.join("../..");
+    let include = repo.join("include");
+    let src = repo.join("src");
+    let sources = [src.join("reap/reap.cpp")];
+    for path in sources.iter().chain([&include, &src.join("reap")]) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    println!("cargo:rerun-if-env-changed=STRATA_REAP_CFLAGS");
+
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std("c++20")
+        .files(&sources)
+        .include(&include)
+        .include(&src)
+        // Release code whatever the cargo profile: the slow path is C++ and
+        // the tests would otherwise measure an -O0 reap.
+        .opt_level(2)
+        .define("NDEBUG", None)
+        .flag_if_supported("-fno-plt")
+        .warnings(false);
+    // Extra flags, e.g. -fsanitize=address for `make test-rust-asan`.
+    if let Ok(extra) = std::env::var("STRATA_REAP_CFLAGS") {
+        for flag in extra.split_whitespace() {
+            build.flag(flag);
+        }
+    }
+    build.compile("strata_reap_c");
+}
