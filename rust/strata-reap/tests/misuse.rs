@@ -74,10 +74,11 @@ fn a_panic_inside_scope_frees_the_child() {
     let kept = reap.alloc(7u32);
     let before = reap.stats();
     let rss = resident_kib();
-    for round in 0..200 {
+    for round in 0..300 {
         let result = catch_unwind(AssertUnwindSafe(|| {
             reap.scope(|child| {
-                child.alloc_slice_copy(&[round as u8; 1 << 20]); // 1 MiB, touched
+                let mib = child.alloc_layout(Layout::from_size_align(1 << 20, 16).unwrap());
+                unsafe { mib.as_ptr().write_bytes(round as u8, 1 << 20) }; // touched: resident
                 panic!("round {round}");
             })
         }));
@@ -86,7 +87,8 @@ fn a_panic_inside_scope_frees_the_child() {
     assert_eq!(reap.stats(), before);
     assert_eq!(*kept, 7);
     let grown = resident_kib().saturating_sub(rss);
-    assert!(grown < 64 * 1024, "200 MiB of unwound scopes left {grown} KiB resident");
+    // A leak would leave 300 MiB; ASan's own bookkeeping of 300 panics stays well below half.
+    assert!(grown < 150 * 1024, "300 MiB of unwound scopes left {grown} KiB resident");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //!
 //!   paired [--rounds N] [WORKLOAD...]   time ratios against bumpalo (default: every workload, 7 rounds)
 //!   paired churn-memory [--steps N]     resident memory of the churn, one fresh process per contender
+//!   paired once WORKLOAD CONTENDER      one run (for valgrind --tool=callgrind --toggle-collect=paired::run_once)
 use std::process::Command;
 use std::time::Instant;
 
@@ -38,6 +39,18 @@ fn compare(workload: &str, rounds: usize) {
         let ratios = times[i].iter().zip(&times[base]).map(|(t, b)| t / b).collect();
         println!("| {name} | {:.1} | {:.3} |", median(times[i].clone()) * 1e3, median(ratios));
     }
+}
+
+/// One run of one contender; callgrind counts only this function.
+#[inline(never)]
+fn run_once(run: &dyn Fn() -> u64) -> u64 {
+    run()
+}
+
+fn once(workload: &str, name: &str) {
+    let runs = contenders(workload);
+    let (_, run) = runs.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no contender {name}"));
+    println!("{}", std::hint::black_box(run_once(run)));
 }
 
 fn resident_kib() -> u64 {
@@ -85,6 +98,7 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("churn-child") => churn_child(&args[1], args[2].parse().unwrap()),
+        Some("once") => once(&args[1], &args[2]),
         Some("churn-memory") => churn_memory(flag(&mut args, "--steps", 5_000_000)),
         _ => {
             let rounds = flag(&mut args, "--rounds", 7);
