@@ -28,9 +28,14 @@ fn main() {
         .flag_if_supported("-fno-plt")
         .warnings(false);
     // Extra flags, e.g. -fsanitize=address for `make test-rust-asan`.
+    println!("cargo::rustc-check-cfg=cfg(strata_reap_asan)");
     if let Ok(extra) = std::env::var("STRATA_REAP_CFLAGS") {
         for flag in extra.split_whitespace() {
             build.flag(flag);
+        }
+        // The tests that expect ASan reports run only then.
+        if extra.contains("-fsanitize=address") {
+            println!("cargo:rustc-cfg=strata_reap_asan");
         }
     }
     build.compile("strata_reap_c");

@@ -149,3 +149,21 @@ fn checked_mode_aborts_on_a_double_free() {
     let out = run_child("checked_mode_aborts_on_a_double_free", &[("STRATA_REAP_CHECK", "1")]);
     assert_aborted_with(&out, "double free");
 }
+
+/// Under `make test-rust-asan` (the reap's C++ built with ASan, so every reap
+/// is checked and tells ASan about each object): reading past the end of an
+/// object, or an object freed back to the reap, is reported by ASan.
+#[cfg(strata_reap_asan)]
+#[test]
+fn asan_reports_reads_out_of_an_object() {
+    if in_child() {
+        let reap = Reap::new();
+        let bytes = reap.alloc_slice_copy(&[1u8; 24]);
+        let past = unsafe { bytes.as_ptr().add(24 + 8).read_volatile() };
+        unreachable!("read {past} past the object unreported");
+    }
+    let out = run_child("asan_reports_reads_out_of_an_object", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("ERROR: AddressSanitizer"), "{stderr}");
+}
