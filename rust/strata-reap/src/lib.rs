@@ -397,3 +397,8 @@ impl std::fmt::Debug for Reap {
         f.debug_struct("Reap").field("raw", &self.raw).field("stats", &self.stats()).finish()
     }
 }
+
+/// The README's examples are doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

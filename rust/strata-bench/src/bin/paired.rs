@@ -3,7 +3,8 @@
 //!
 //!   paired [--rounds N] [WORKLOAD...]   time ratios against bumpalo (default: every workload, 7 rounds)
 //!   paired churn-memory [--steps N]     resident memory of the churn, one fresh process per contender
-//!   paired once WORKLOAD CONTENDER      one run (for valgrind --tool=callgrind --toggle-collect=paired::run_once)
+//!   paired once WORKLOAD CONTENDER [K]  K runs (default 1; for valgrind --tool=callgrind
+//!                                       --toggle-collect=paired::run_once, or /usr/bin/time's page faults)
 use std::process::Command;
 use std::time::Instant;
 
@@ -47,10 +48,12 @@ fn run_once(run: &dyn Fn() -> u64) -> u64 {
     run()
 }
 
-fn once(workload: &str, name: &str) {
+fn once(workload: &str, name: &str, times: usize) {
     let runs = contenders(workload);
     let (_, run) = runs.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no contender {name}"));
-    println!("{}", std::hint::black_box(run_once(run)));
+    for _ in 0..times {
+        println!("{}", std::hint::black_box(run_once(run)));
+    }
 }
 
 fn resident_kib() -> u64 {
@@ -98,7 +101,7 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("churn-child") => churn_child(&args[1], args[2].parse().unwrap()),
-        Some("once") => once(&args[1], &args[2]),
+        Some("once") => once(&args[1], &args[2], args.get(3).map_or(1, |k| k.parse().unwrap())),
         Some("churn-memory") => churn_memory(flag(&mut args, "--steps", 5_000_000)),
         _ => {
             let rounds = flag(&mut args, "--rounds", 7);
