@@ -58,7 +58,7 @@ test-rust:
 test-rust-asan:
 	cd rust && $(CARGO_PATH) STRATA_REAP_CFLAGS=-fsanitize=address RUSTFLAGS=-Zsanitizer=address \
 	  RUSTDOCFLAGS=-Zsanitizer=address CARGO_TARGET_DIR=target/asan \
-	  cargo +nightly test -p strata-reap -p strata-alloc --target x86_64-unknown-linux-gnu
+	  cargo +nightly test -p strata-reap -p strata-alloc --features strata-reap/nightly --target x86_64-unknown-linux-gnu
 
 test-asan: setup
 	$(call configure,asan,-DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=address -DSTRATA_BUILD_BENCH=OFF)
