@@ -112,6 +112,9 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 pub use allocator_api2::alloc::AllocError;
+/// The allocator-api2 crate this one implements `Allocator` for (its `vec::Vec`,
+/// `boxed::Box`, …), re-exported so that users need no matching version of their own.
+pub use allocator_api2;
 
 /// A reap: an arena with bump-pointer allocation, clear, nesting and
 /// individual free. See the [crate documentation](crate) for the drop

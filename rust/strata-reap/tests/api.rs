@@ -56,7 +56,7 @@ fn zero_sized_values() {
 macro_rules! aligned_types {
     ($($name:ident = $align:literal),*) => {
         $( #[derive(Clone, Copy)] #[repr(align($align))] struct $name(u8); )*
-        fn check_every_aligned_type(reap: &Reap) {
+        pub fn check_every_aligned_type(reap: &Reap) {
             $(
                 for i in 0..4u8 {
                     let v = reap.alloc($name(i));
@@ -70,8 +70,13 @@ macro_rules! aligned_types {
         }
     };
 }
-aligned_types!(A1 = 1, A2 = 2, A4 = 4, A8 = 8, A16 = 16, A32 = 32, A64 = 64, A128 = 128,
+#[allow(clippy::modulo_one)] // align 1 is one of the powers of two checked
+mod aligned {
+    use super::Reap;
+    aligned_types!(A1 = 1, A2 = 2, A4 = 4, A8 = 8, A16 = 16, A32 = 32, A64 = 64, A128 = 128,
                A256 = 256, A512 = 512, A1024 = 1024, A2048 = 2048, A4096 = 4096);
+}
+use aligned::check_every_aligned_type;
 
 #[test]
 fn every_power_of_two_alignment_up_to_4096() {
@@ -250,4 +255,12 @@ fn default_and_debug() {
     let reap = Reap::default();
     reap.alloc(1u8);
     assert!(format!("{reap:?}").contains("objects_live: 1"));
+}
+
+#[test]
+fn the_reexported_allocator_api2_is_the_one_implemented() {
+    let reap = Reap::new();
+    let mut v = strata_reap::allocator_api2::vec::Vec::new_in(&reap);
+    v.push(1u8);
+    assert_eq!(v.len(), 1);
 }
