@@ -1,6 +1,6 @@
 //! `Allocator` for `&Reap`: collections live in a reap and free their memory
-//! individually. One body serves the stable `allocator_api2` trait and, with
-//! the `nightly` feature, `core::alloc::Allocator`.
+//! individually. One body serves the stable `allocator_api2` traits (0.2,
+//! 0.3 and 0.4) and, with the `nightly` feature, `core::alloc::Allocator`.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -110,6 +110,8 @@ macro_rules! reap_allocator {
 }
 
 reap_allocator!(allocator_api2::alloc::Allocator, allocator_api2::alloc::AllocError);
+reap_allocator!(allocator_api2_03::alloc::Allocator, allocator_api2_03::alloc::AllocError);
+reap_allocator!(allocator_api2_04::alloc::Allocator, allocator_api2_04::alloc::AllocError);
 
 #[cfg(feature = "nightly")]
 reap_allocator!(core::alloc::Allocator, core::alloc::AllocError);

@@ -5,7 +5,7 @@
 //! pointer and frees everything at once ([`Reap::clear`], or dropping the
 //! reap). Unlike `bumpalo` it also takes back single objects: collections that
 //! live in a reap through the [`Allocator`](allocator_api2::alloc::Allocator)
-//! implementation of `&Reap` (`Vec<T, &Reap>`, `Box<T, &Reap>`, hashbrown
+//! implementation of `&Reap` (allocator-api2 0.2, 0.3 and 0.4; `Vec<T, &Reap>`, `Box<T, &Reap>`, hashbrown
 //! maps) free their memory when they are dropped or grow, and later
 //! allocations reuse it. A long-lived reap with churn therefore stays flat.
 //! Reaps nest: [`Reap::scope`] runs a closure with a child reap whose memory

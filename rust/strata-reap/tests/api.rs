@@ -264,3 +264,17 @@ fn the_reexported_allocator_api2_is_the_one_implemented() {
     v.push(1u8);
     assert_eq!(v.len(), 1);
 }
+
+#[test]
+fn every_allocator_api2_line_is_implemented() {
+    let reap = Reap::new();
+    let mut v3 = allocator_api2_03::vec::Vec::new_in(&reap);
+    v3.extend(0..100u32);
+    let mut v4 = allocator_api2_04::vec::Vec::new_in(&reap);
+    v4.extend(0..100u32);
+    let b4 = allocator_api2_04::boxed::Box::new_in(5u64, &reap);
+    assert_eq!((v3.iter().sum::<u32>(), v4.iter().sum::<u32>(), *b4), (4950, 4950, 5));
+    assert_eq!(reap.stats().objects_live, 3);
+    drop((v3, v4, b4));
+    assert_eq!(reap.stats().objects_live, 0);
+}
