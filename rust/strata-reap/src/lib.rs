@@ -93,7 +93,7 @@
 //!   at `clear` or drop;
 //! * out of memory: [`Reap::try_alloc_layout`] and the `Allocator` return an
 //!   error (the reap stays usable); [`Reap::alloc`] and friends call
-//!   [`handle_alloc_error`](std::alloc::handle_alloc_error), which aborts the
+//!   [`handle_alloc_error`], which aborts the
 //!   process with a message, as `Box::new` does;
 //! * a panic inside [`Reap::scope`] still frees the child reap while
 //!   unwinding, and the parent stays usable;
