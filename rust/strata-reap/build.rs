@@ -14,6 +14,8 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=STRATA_REAP_CFLAGS");
 
+    check_head_version(&include.join("strata/reap.h"));
+
     let mut build = cc::Build::new();
     build
         .cpp(true)
@@ -39,4 +41,21 @@ fn main() {
         }
     }
     build.compile("strata_reap_c");
+}
+
+/// src/ffi.rs mirrors `strata_reap_head` and the inline `strata_reap_malloc`
+/// of this layout version; another one needs the Rust mirror rewritten.
+const MIRRORED_HEAD_VERSION: &str = "1";
+
+fn check_head_version(reap_h: &std::path::Path) {
+    let text = std::fs::read_to_string(reap_h).expect("include/strata/reap.h");
+    let version = text
+        .lines()
+        .find_map(|l| l.strip_prefix("#define STRATA_REAP_HEAD_VERSION "))
+        .map(str::trim)
+        .expect("reap.h defines STRATA_REAP_HEAD_VERSION");
+    assert_eq!(
+        version, MIRRORED_HEAD_VERSION,
+        "reap.h's head layout is version {version}; strata-reap's inline fast path mirrors version {MIRRORED_HEAD_VERSION}"
+    );
 }

@@ -278,3 +278,15 @@ fn every_allocator_api2_line_is_implemented() {
     drop((v3, v4, b4));
     assert_eq!(reap.stats().objects_live, 0);
 }
+
+#[test]
+fn tags_written_in_rust_are_read_by_the_c_library() {
+    // The fast path writes each object's boundary tag as reap.h's inline
+    // strata_reap_malloc does; the C library finds the size from it.
+    let reap = Reap::new();
+    for size in 0..600usize {
+        let ptr = reap.alloc_layout(Layout::from_size_align(size, 8).unwrap());
+        let usable = unsafe { reap.usable_size(ptr) };
+        assert!(usable >= size && usable < size + 16, "size {size}: usable {usable}");
+    }
+}
