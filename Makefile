@@ -15,12 +15,13 @@ define configure
 	cmake --build build/$(1) -j $(JOBS)
 endef
 
-.PHONY: help setup build debug peers-if-missing test test-asan test-tsan test-all test-python bench bench-run peers lab clean
+.PHONY: help setup build debug peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-asan bench bench-run peers lab clean
 
 help:
 	@echo "make setup      install Debian packages and the lab's Python venv"
-	@echo "make test       build (Release) and run every test: CTest + pytest"
+	@echo "make test       build (Release) and run every test: CTest + cargo test + pytest"
 	@echo "make test-asan  the C/C++ suite under AddressSanitizer + UBSan"
+	@echo "make test-rust  the Rust crates' tests (cargo test in rust/)"
 	@echo "make test-tsan  the threaded tests under ThreadSanitizer"
 	@echo "make test-all   all three (what CI runs)"
 	@echo "make bench      the benchmarks (ratios against peers; slow)"
@@ -40,12 +41,24 @@ debug: setup
 # snmalloc included: they are built first when missing (tools/peers/build.sh).
 test: build peers-if-missing
 	cd build/release && $(CTEST)
+	@$(MAKE) --no-print-directory test-rust
 	@$(MAKE) --no-print-directory test-python
 
 test-python:
 	@if [ -f lab/pyproject.toml ]; then \
 	  STRATA_LAB_BUILD_DIR=$(CURDIR)/build/release $(VENV)/bin/python -m pytest -q lab/tests; \
 	fi
+
+# The Rust crates (rust/): their build scripts compile strata's C/C++ with cc.
+CARGO_PATH := PATH="$$HOME/.cargo/bin:$$PATH"
+test-rust:
+	cd rust && $(CARGO_PATH) cargo test --workspace
+
+# Needs a nightly toolchain (rustup toolchain install nightly --profile minimal).
+test-rust-asan:
+	cd rust && $(CARGO_PATH) STRATA_REAP_CFLAGS=-fsanitize=address RUSTFLAGS=-Zsanitizer=address \
+	  RUSTDOCFLAGS=-Zsanitizer=address CARGO_TARGET_DIR=target/asan \
+	  cargo +nightly test -p strata-reap -p strata-alloc --features strata-reap/nightly --target x86_64-unknown-linux-gnu
 
 test-asan: setup
 	$(call configure,asan,-DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=address -DSTRATA_BUILD_BENCH=OFF)

@@ -35,3 +35,12 @@ if [[ -f lab/pyproject.toml ]]; then
     touch .venv/.installed
   fi
 fi
+
+# The Rust crates in rust/ (make test-rust): cargo and a Rust >= 1.85; their
+# crates come from crates.io when cargo first builds them.
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null; then
+  echo "setup: cargo not found (needed by make test-rust for rust/). Install Rust >= 1.85 with rustup" >&2
+  echo "  (Debian 12's apt cargo is too old for the crates' dependencies)." >&2
+  exit 1
+fi
