@@ -172,23 +172,28 @@ def _mode_over(r: Results, e: dict, w: str, mode: str, base_mode: str, memory: b
 def _figure_plots(r: Results, s: Section, e: dict) -> None:
     """Fig. 3 (emulation over custom), Fig. 9 (lcc and mudlle) and Fig. 2a/8b (memory against Lea)."""
     s.p(LEA_NOTE)
-    modes = e["modes"]
-    fig3 = {(w, "Lea + emulation / custom"): _mode_over(r, e, w, "naive", "custom") for w in e["workloads"]}
-    s.img(plots.bars(r.plot_path("reaps-fig3"), "Lea (glibc) with region emulation over custom (2002 Fig. 3)",
-                     "normalised time", e["workloads"], ["Lea + emulation / custom"],
-                     {k: v for k, v in fig3.items() if v}, 1.0), "Figure 3: emulation over custom "
-                                                                 "(whiskers: 95% interval)")
+    emulation = "Lea + emulation / custom"
+    _bars(r, s, "reaps-fig3", "Lea (glibc) with region emulation over custom (2002 Fig. 3)", "normalised time",
+          e["workloads"], [emulation], {(w, emulation): _mode_over(r, e, w, "naive", "custom") for w in e["workloads"]},
+          "Figure 3: emulation over custom (whiskers: 95% interval)")
     named = [w for w in ("compiler", "interp") if w in e["workloads"]]
-    fig9 = {(w, f"{m} / custom"): _mode_over(r, e, w, m, "custom") for w in named for m in ("reap", "naive")}
-    s.img(plots.bars(r.plot_path("reaps-fig9"), "lcc (compiler) and mudlle (interp): reap and region emulation "
-                     "over custom (2002 Fig. 9)", "normalised time", named, ["reap / custom", "naive / custom"],
-                     {k: v for k, v in fig9.items() if v}, 1.0), "Figure 9 (whiskers: 95% interval)")
-    memory = {(w, f"{m} / Lea"): _mode_over(r, e, w, m, "naive", memory=True)
-              for w in e["workloads"] for m in modes if m != "naive"}
-    s.img(plots.bars(r.plot_path("reaps-memory"), "peak pages in use over Lea with region emulation (2002 Fig. 2a, "
-                     "8b)", "memory / Lea's", e["workloads"], [f"{m} / Lea" for m in modes if m != "naive"],
-                     {k: v for k, v in memory.items() if v}, 1.0),
+    _bars(r, s, "reaps-fig9", "lcc (compiler) and mudlle (interp): reap and region emulation over custom (2002 Fig. 9)",
+          "normalised time", named, ["reap / custom", "naive / custom"],
+          {(w, f"{m} / custom"): _mode_over(r, e, w, m, "custom") for w in named for m in ("reap", "naive")},
+          "Figure 9 (whiskers: 95% interval)")
+    others = [m for m in e["modes"] if m != "naive"]
+    _bars(r, s, "reaps-memory", "peak pages in use over Lea with region emulation (2002 Fig. 2a, 8b)",
+          "memory / Lea's", e["workloads"], [f"{m} / Lea" for m in others],
+          {(w, f"{m} / Lea"): _mode_over(r, e, w, m, "naive", memory=True) for w in e["workloads"] for m in others},
           "Figures 2a and 8b: custom and reap memory over Lea's (memory runs; whiskers: 95% interval)")
+
+
+def _bars(r: Results, s: Section, name: str, title: str, ylabel: str, groups: list, series: list, values: dict,
+          caption: str) -> None:
+    """A bar plot of the values that were measured; none when nothing was."""
+    values = {k: v for k, v in values.items() if v is not None}
+    if values:
+        s.img(plots.bars(r.plot_path(name), title, ylabel, groups, series, values, 1.0), caption)
 
 
 def _memory_claim(r: Results, e, claim: Claim, programs: list, mode: str) -> Claim:
