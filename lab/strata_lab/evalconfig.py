@@ -38,13 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from . import precondition
 from .errors import LabError
 
 # The report's sections, in report order (strata_lab/report/sections/ renders them).
-SECTIONS = ["per-class", "regions", "resilience", "real-programs", "reaps", "statistics",
+SECTIONS = ["per-class", "regions", "resilience", "occupancy", "real-programs", "reaps", "statistics",
             "general-purpose", "heap-layers", "hardening"]
 MODES = ["custom", "naive", "reap"]
-PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"]
+PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"] + [p.name for p in precondition.SWEEP]
 # Allocators the evaluation knows by name. kingsley and lea are the layer-built
 # LD_PRELOAD libraries (allocators.resolve() knows them once they are built).
 EXTRA_ALLOCATORS = ["kingsley", "lea"]

@@ -19,8 +19,11 @@ class Preset:
 
 
 # Table 3 of the 2026 paper. Adv0 preconditions nothing but is timed the same way.
-PRESETS = {p.name: p for p in [Preset("Adv0", 0, 0), Preset("Adv1", 1, 0.33),
-                               Preset("Adv3", 3, 0.66), Preset("Adv10", 10, 0.8)]}
+TABLE3 = [Preset("Adv0", 0, 0), Preset("Adv1", 1, 0.33), Preset("Adv3", 3, 0.66), Preset("Adv10", 10, 0.8)]
+# The 2026 paper's Fig. 3 design: a fixed multiplier of 10 and the occupancy swept (§3.2), named M10-O<percent>;
+# Adv10 is the sweep's 80% point.
+SWEEP = [Preset(f"M10-O{round(o * 100)}", 10, o) for o in (0.0, 0.2, 0.4, 0.6, 0.9)]
+PRESETS = {p.name: p for p in TABLE3 + SWEEP}
 
 
 def choose(preset: Optional[str], multiplier: Optional[float], occupancy: Optional[float]) -> Preset:

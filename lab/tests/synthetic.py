@@ -22,10 +22,11 @@ EXPERIMENTS = [
     ("resilience", ["interp", "parser", "scopes"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0", "Adv3"]),
     ("real-programs", ["py-a", "py-b"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0"]),
     ("reaps", ["compiler", "interp", "parser", "server"], ["glibc"], ["custom", "reap", "naive"], ["Adv0"]),
-    ("general-purpose", ["cfrac", "text"], ["glibc", "lea", "strata"], ["naive"], ["Adv0"]),
+    ("general-purpose", ["cfrac", "text"], ["glibc", "lea", "strata", "jemalloc", "mimalloc"], ["naive"], ["Adv0"]),
     ("heap-layers", ["cfrac"], ["glibc", "lea"], ["naive"], ["Adv0"]),
     ("hardening", ["cfrac", "text"], ["glibc", "strata", "strata-hardened", "scudo", "mimalloc-secure"], ["naive"],
      ["Adv0"]),
+    ("occupancy", ["parser"], ["jemalloc"], ["naive"], ["M10-O0", "M10-O20", "M10-O40", "M10-O60"]),
 ]
 
 

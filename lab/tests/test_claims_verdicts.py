@@ -81,17 +81,17 @@ def _resilience():
 
 
 def _correlation(sign):
-    """Four cells of interp naive whose LL misses rise (sign > 0) or fall with their time; sign 0: no relation."""
-    times = [1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
-    misses = {1: [10, 20, 30, 40, 50, 60], -1: [60, 50, 40, 30, 20, 10], 0: [10, 60, 10, 60, 10, 60]}[sign]
+    """The four presets of parser's occupancy sweep on jemalloc, whose LL misses rise (sign > 0) or fall with their
+    time; sign 0: no relation."""
+    times = [1.0, 1.5, 2.0, 2.5]
+    misses = {1: [10, 20, 30, 40], -1: [40, 30, 20, 10], 0: [10, 40, 10, 40]}[sign]
 
     def apply(s: Synthetic):
-        for i, (alloc, preset) in enumerate([(a, p) for a in ("glibc", "mimalloc") for p in ("Adv0", "Adv3")]
-                                            + [("jemalloc", "Adv0"), ("jemalloc", "Adv3")]):
-            s.times[("interp", "naive", SCALE, alloc, preset)] = [times[i]] * s.rounds
-            s.valgrind.append({"workload": "interp", "mode": "naive", "scale": SCALE, "seed": 1, "allocator": alloc,
-                               "preset": preset, "tool": "cachegrind", "status": "ok", "d1_misses": misses[i] * 10,
-                               "ll_misses": misses[i], "instructions": 1000})
+        for i, preset in enumerate(("M10-O0", "M10-O20", "M10-O40", "M10-O60")):
+            s.times[("parser", "naive", SCALE, "jemalloc", preset)] = [times[i]] * s.rounds
+            s.valgrind.append({"workload": "parser", "mode": "naive", "scale": SCALE, "seed": 1,
+                               "allocator": "jemalloc", "preset": preset, "tool": "cachegrind", "status": "ok",
+                               "d1_misses": misses[i] * 10, "ll_misses": misses[i], "instructions": 1000})
     return apply
 
 
@@ -192,15 +192,77 @@ def _heap_layers():
                                        INCONCLUSIVE: times(*lea, 1.2, WIDE)}}
 
 
+def _figures_rq():
+    """The claims of issue 18's 2002 and 2026 figures (reaps' memory, drag without regions, the occupancy sweep,
+    mimalloc overall, RQ3 per program, per-class protection)."""
+    def memory(mode, programs, ratio, noise=None):
+        return lambda s: [s.set_memory(w, mode, "glibc", ratio * (2 << 20), **({"noise": noise} if noise else {}))
+                          for w in programs]
+
+    def drag(values):
+        return lambda s: s.bench.extend({"bench": "object-drag", "round": 1, "contender": w, "allocator": "naive",
+                                         "status": "ok", "scale": 1, "total_drag": d} for w, d in values.items())
+
+    def sweep(value, noise=None):
+        return pair(("parser", "naive", "jemalloc", "M10-O60"), value, noise)
+
+    def misses(high):
+        return lambda s: s.valgrind.extend({"workload": "parser", "mode": "naive", "scale": SCALE, "seed": 1,
+                                            "allocator": "jemalloc", "preset": p, "tool": "cachegrind", "status": "ok",
+                                            "d1_misses": 100, "ll_misses": ll, "instructions": 1000}
+                                           for p, ll in (("M10-O0", 100), ("M10-O60", high)))
+
+    def best(value, noise=None):
+        return lambda s: [s.set(w, "naive", "mimalloc", "Adv0", value, **({"noise": noise} if noise else {}))
+                          for w in ("cfrac", "text")]
+
+    def slows(naive, noise=None):
+        def apply(s):
+            for w in ("interp", "parser", "scopes"):
+                for a in ("glibc", "mimalloc"):
+                    s.set(w, "naive", a, "Adv3", 1.5)
+            s.set("parser", "naive", "mimalloc", "Adv3", naive, **({"noise": noise} if noise else {}))
+        return apply
+
+    def protection(custom, noise=None):
+        def apply(s):
+            for a in ("glibc", "jemalloc", "mimalloc"):
+                s.set("boxed-sim", "naive", a, "Adv3", 1.3)
+                s.set("boxed-sim", "custom", a, "Adv3", 1.3)
+            s.set("boxed-sim", "custom", "jemalloc", "Adv3", custom, **({"noise": noise} if noise else {}))
+        return apply
+    regions = ("compiler", "interp", "server")
+    return {"reaps.regions-less-memory": {HELD: memory("custom", regions, 0.7),
+                                          NOT_HELD: memory("custom", regions, 1.2),
+                                          INCONCLUSIVE: memory("custom", regions, 1.0, WIDE)},
+            "reaps.space-close-to-lea": {HELD: memory("reap", ("compiler", "interp", "parser", "server"), 1.0),
+                                         NOT_HELD: memory("reap", ("compiler", "interp", "parser", "server"), 1.5),
+                                         INCONCLUSIVE: memory("reap", ("compiler", "interp", "parser", "server"),
+                                                              1.1, WIDE)},
+            "reaps.parser-arena-more-memory": {HELD: memory("custom", ("parser",), 5.0),
+                                               NOT_HELD: memory("custom", ("parser",), 0.5),
+                                               INCONCLUSIVE: memory("custom", ("parser",), 1.0, WIDE)},
+            "drag.non-regions-near-one": {HELD: drag({"boxed-sim": 1.01, "parser": 1.03}),
+                                          NOT_HELD: drag({"boxed-sim": 1.01, "parser": 1.4})},
+            "drag.general-purpose-low": {HELD: drag({"cfrac": 1.0, "text": 1.1, "bigbuf": 1.2}),
+                                         NOT_HELD: drag({"cfrac": 1.0, "text": 2.0})},
+            "occupancy.time-rises": {HELD: sweep(1.3), NOT_HELD: sweep(0.8), INCONCLUSIVE: sweep(1.0, WIDE)},
+            "occupancy.misses-rise": {HELD: misses(300), NOT_HELD: misses(50)},
+            "general-purpose.mimalloc-best": {HELD: best(0.8), NOT_HELD: best(1.3), INCONCLUSIVE: best(1.0, WIDE)},
+            "resilience.custom-slows-less": {HELD: slows(1.5), NOT_HELD: slows(0.7), INCONCLUSIVE: slows(1.0, WIDE)},
+            "per-class.boxed-sim.no-protection": {HELD: protection(1.3), NOT_HELD: protection(1.0),
+                                                  INCONCLUSIVE: protection(1.235, WIDE)}}
+
+
 SCENARIOS = {**_per_class(), "regions.gap-best": {HELD: _regions_gap(1.05), NOT_HELD: _regions_gap(1.35),
                                                   INCONCLUSIVE: _regions_gap(1.15, WIDE)},
              "regions.closed-gap": {HELD: _regions_gap(1.1), NOT_HELD: _regions_gap(2.0),
                                     INCONCLUSIVE: _regions_gap(1.44, WIDE)},
              **_resilience(),
-             "resilience.misses-correlate": {HELD: _correlation(1), NOT_HELD: _correlation(-1),
+             "occupancy.misses-correlate": {HELD: _correlation(1), NOT_HELD: _correlation(-1),
                                              INCONCLUSIVE: _correlation(0)},
              **_real_programs(), **_reaps(), **_drag(), **_general_purpose(), **_heap_layers(),
-             **hardening_scenarios()}
+             **hardening_scenarios(), **_figures_rq()}
 CASES = [(key, direction) for key, directions in SCENARIOS.items() for direction in directions]
 
 

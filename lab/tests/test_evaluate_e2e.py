@@ -68,14 +68,14 @@ def test_smoke_config_end_to_end(tmp_path):
     profiles = rows(out / "profiles.csv")
     assert profiles and all(p["status"] == "ok" and int(p["peak_live_bytes"]) > 0 for p in profiles)
     bench = rows(out / "bench.csv")
-    assert {b["bench"] for b in bench} == {"zero-cost", "zero-cost-callgrind", "drag"} and all(b["status"] == "ok" for b in bench)
+    assert {b["bench"] for b in bench} == {"zero-cost", "zero-cost-callgrind", "drag", "object-drag"} and all(b["status"] == "ok" for b in bench)
     # The general-purpose cells' cachegrind runs, in every evaluation whose config names the section.
     cache = rows(out / "valgrind.csv")
-    assert len(cache) == meta["cachegrind_cells"] == 3 and all(v["status"] == "ok" for v in cache), cache
+    assert len(cache) == meta["cachegrind_cells"] == 5 and all(v["status"] == "ok" for v in cache), cache
     md = (out / "report.md").read_text()
     assert "plots/gp-cache-misses.png" in md
     for section in ["Per-class allocation", "Regions against general-purpose", "Resilience to fragmentation",
-                    "Real programs", "Reaps, regions and naive", "Allocation statistics", "General-purpose allocators",
+                    "Occupancy sweep", "Real programs", "Reaps, regions and naive", "Allocation statistics", "General-purpose allocators",
                     "Heap layers"]:
         assert f"## {section}" in md
     assert "| verdict | claim | source | quantity and criterion | estimate (95% CI) | details |" in md
@@ -206,21 +206,22 @@ def test_cachegrind_counts_misses_and_instructions_per_cell(tmp_path):
     registry = workloads.registry()
     config = evalconfig.parse(
         "[evaluation]\nruns = 5\ncachegrind_scale = 0.5\ncachegrind_options = ['--D1=8192,4,64']\n"
-        "[[experiment]]\nsection = 'resilience'\nworkloads = ['freelist16']\nallocators = ['glibc']\n"
-        "modes = ['custom', 'naive']\npresets = ['Adv0', 'Adv1']\nscales = {freelist16 = 2}\n",
+        "[[experiment]]\nsection = 'occupancy'\nworkloads = ['freelist16']\nallocators = ['glibc']\n"
+        "modes = ['custom', 'naive']\npresets = ['Adv0', 'M10-O20', 'M10-O40', 'M10-O60']\n"
+        "scales = {freelist16 = 2}\n",
         "t.toml", list(registry))
     folder = tmp_path / "cg"
     meta = evaluation.evaluate(config, registry, folder, cachegrind=True, stream=open(os.devnull, "w"))
-    assert meta["cachegrind"] is True and meta["partial"] is False and meta["cachegrind_cells"] == 4
+    assert meta["cachegrind"] is True and meta["partial"] is False and meta["cachegrind_cells"] == 8
     counted = rows(folder / "valgrind.csv")
-    assert len(counted) == 4  # one cachegrind run per cell, at half the cell's scale, keyed by the cell
+    assert len(counted) == 8  # one cachegrind run per cell, at half the cell's scale, keyed by the cell
     assert all(v["status"] == "ok" and v["tool"] == "cachegrind" and int(v["instructions"]) > 0
                and int(v["d1_misses"]) > 0 and v["ll_misses"] != "" for v in counted), counted
     assert {(v["scale"], v["run_scale"]) for v in counted} == {("2", "1")}
     # The simulated L1 is the config's 8 KiB, not cachegrind's guess of this machine's.
     out = next((folder / "valgrind").glob("cachegrind.*naive*Adv0*")).read_text()
     assert "D1 cache:         8192 B, 64 B, 4-way associative" in out
-    # Adv1's run is preconditioned from a profile of its own (run) scale.
+    # A preconditioned run draws from a profile of its own (run) scale.
     assert any(p["workload"] == "freelist16" and p["scale"] == "1" for p in rows(folder / "profiles.csv"))
     # The naive mode calls malloc for every object: more instructions than the freelist.
     ins = {(v["mode"], v["preset"]): int(v["instructions"]) for v in counted}

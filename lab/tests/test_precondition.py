@@ -5,6 +5,7 @@ import json
 import pytest
 
 from conftest import PATTERNS, lab, lab_ok, run_with_shims
+from strata_lab import precondition
 
 HISTOGRAM = {"32": 5, "64": 3, "1000": 2}
 PEAK = 1000
@@ -66,7 +67,8 @@ def test_same_seed_same_heap_other_seed_other_heap(tmp_path, profile_file):
 
 
 @pytest.mark.parametrize("preset,multiplier,occupancy", [("Adv0", 0, 0), ("Adv1", 1, 0.33), ("Adv3", 3, 0.66),
-                                                         ("Adv10", 10, 0.8)])
+                                                         ("Adv10", 10, 0.8), ("M10-O0", 10, 0.0),
+                                                         ("M10-O60", 10, 0.6), ("M10-O90", 10, 0.9)])
 def test_run_presets_report_preconditioning_and_time(tmp_path, profile_file, preset, multiplier, occupancy):
     out = tmp_path / "run.json"
     result = lab_ok("run", "--alloc", "jemalloc", "--preset", preset, "--profile", profile_file, "--json", out,
@@ -79,6 +81,13 @@ def test_run_presets_report_preconditioning_and_time(tmp_path, profile_file, pre
     assert 0 < summary["program_seconds"] < 10
     assert summary["peak_rss_bytes"] > 0
     assert f"{kept:,} of {n:,} objects" in result.stdout
+
+
+def test_the_occupancy_sweep_fixes_the_multiplier_and_rises_in_occupancy():
+    sweep = precondition.SWEEP + [precondition.PRESETS["Adv10"]]
+    assert {p.multiplier for p in sweep} == {10}
+    assert sorted(p.occupancy for p in sweep) == [0.0, 0.2, 0.4, 0.6, 0.8, 0.9]
+    assert all(precondition.choose(p.name.lower(), None, None) == p for p in sweep)
 
 
 def test_custom_values_override_a_preset(tmp_path, profile_file):

@@ -33,6 +33,7 @@ def build(r: Results) -> Section:
                 key = r.key(e, w, mode, alloc, "Adv0")
                 if key in r.cells:
                     values[(w, series_name((mode, alloc)))] = summary_of(stats.ratio(r.ratios(key, base)))
+            _program_plot(r, s, e, w, best)
             gap = glibc_gap = None
             if best_naive:
                 gaps[w] = (r.key(e, w, "naive", best_naive, "Adv0"), base)
@@ -50,6 +51,18 @@ def build(r: Results) -> Section:
                  "naive-best / custom-best (95% CI)", "naive / custom on glibc (95% CI)"], rows)
     _claims(r, s, gaps)
     return s
+
+
+def _program_plot(r: Results, s: Section, e: dict, w: str, best: str) -> None:
+    """Figure 5 for one program: each allocator's custom and naive time over custom on the best allocator."""
+    base = r.key(e, w, "custom", best, "Adv0")
+    values = {(alloc, mode): summary_of(stats.ratio(r.ratios(r.key(e, w, mode, alloc, "Adv0"), base)))
+              for mode, alloc in series(e["modes"], e["allocators"]) if r.key(e, w, mode, alloc, "Adv0") in r.cells}
+    values = {k: v for k, v in values.items() if v is not None}
+    if values:
+        s.img(plots.bars(r.plot_path(f"regions-{w}"), f"{w}: time normalised to custom on {best} (Adv0)",
+                         "normalised time", e["allocators"], e["modes"], values, 1.0),
+              f"{w}: custom and naive on each allocator (whiskers: 95% interval)")
 
 
 def _claims(r: Results, s: Section, gaps: dict) -> None:
