@@ -14,9 +14,12 @@
 namespace strata::malloc_detail {
 
 namespace {
-std::size_t small_usable_size(SmallSegment* seg, const void* p) noexcept {
+// After the checks of every build: p is a live object (or, in a block of
+// aligned objects, points into one).
+std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcept {
   Page* page = seg->page_of(p);
-  return static_cast<std::size_t>(page->object_start(p) + page->block_size - static_cast<const char*>(p));
+  auto* object = static_cast<char*>(small_live_object(page, const_cast<void*>(p), seg->header.owner == tl_heap, use));
+  return static_cast<std::size_t>(object + page->block_size - static_cast<const char*>(p));
 }
 }  // namespace
 
@@ -42,13 +45,14 @@ std::size_t usable_size(const void* p) noexcept {
   SegmentHeader* seg = segment_of(p);
   switch (seg->kind) {
     case SegmentKind::kSmall:
-      return small_usable_size(reinterpret_cast<SmallSegment*>(seg), p);
+      return small_usable_size(reinterpret_cast<SmallSegment*>(seg), p, Use::kUsableSize);
     case SegmentKind::kLarge:
-      return large_usable_size(p);
+      return large_checked_usable_size(p, Use::kUsableSize);
     case SegmentKind::kHuge:
-      return huge_usable_size(p);
+      break;
   }
-  return 0;
+  huge_check_live(p, Use::kUsableSize);
+  return huge_usable_size(p);
 }
 
 void* reallocate(void* p, std::size_t size) noexcept {
@@ -62,15 +66,16 @@ void* reallocate(void* p, std::size_t size) noexcept {
   std::size_t have;
   switch (seg->kind) {
     case SegmentKind::kSmall:
-      have = small_usable_size(reinterpret_cast<SmallSegment*>(seg), p);
+      have = small_usable_size(reinterpret_cast<SmallSegment*>(seg), p, Use::kRealloc);
       if (size <= have && size >= have / 2) return p;  // same class or close enough
       break;
     case SegmentKind::kLarge:
+      have = large_checked_usable_size(p, Use::kRealloc);
       if (size > cfg::kSmallMax && size <= cfg::kLargeMax && large_resize(p, size)) return p;
-      have = large_usable_size(p);
       break;
     case SegmentKind::kHuge:
     default:
+      huge_check_live(p, Use::kRealloc);
       if (size > cfg::kLargeMax) {
         if (huge_resize(p, size)) return p;
         if (void* q = huge_move(p, size)) return q;
@@ -124,6 +129,7 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
         // the only writer; atomic because freeing threads read it (free_remote).
         Page* page = seg->page_of(p);
         __atomic_store_n(&page->flags, static_cast<std::uint8_t>(page->flags | kPageInterior), __ATOMIC_RELAXED);
+        page->slot_magic = 0;  // the owner's frees of this block take the slow path, which finds the object start
       }
       return reinterpret_cast<void*>(aligned);
     }

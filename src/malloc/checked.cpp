@@ -15,6 +15,24 @@ void report_misuse(const char* what, const void* p) noexcept {
   std::abort();
 }
 
+void report_freed(Use use, const void* p) noexcept {
+  switch (use) {
+    case Use::kFree: report_misuse("double free of", p);
+    case Use::kRealloc: report_misuse("realloc of freed", p);
+    case Use::kUsableSize: break;
+  }
+  report_misuse("malloc_usable_size of freed", p);
+}
+
+void report_invalid(Use use, const void* p) noexcept {
+  switch (use) {
+    case Use::kFree: report_misuse("invalid free of", p);
+    case Use::kRealloc: report_misuse("invalid realloc of", p);
+    case Use::kUsableSize: break;
+  }
+  report_misuse("invalid malloc_usable_size of", p);
+}
+
 void check_pointer(void* p, bool freeing) noexcept {
   if (reinterpret_cast<std::uintptr_t>(p) % sizeof(void*) != 0 || !area_contains(reinterpret_cast<void*>(segment_base(p))))
     report_misuse("free(): pointer was not allocated by strata:", p);

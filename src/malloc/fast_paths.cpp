@@ -30,6 +30,7 @@ void deallocate_other(SegmentHeader* seg, void* p) noexcept {
   } else if (seg->kind == SegmentKind::kLarge) {
     large_free(p, large_arena(tl_heap->number));
   } else {
+    huge_check_live(p, Use::kFree);  // also the verdict on anything that is no segment of ours
     huge_free(p);
   }
 }

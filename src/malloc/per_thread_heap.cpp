@@ -143,6 +143,7 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
     if (FreeBlock* b = page->free) {
       page->free = b->next;
       ++page->until_trigger;
+      b->tag = nullptr;
       return b;
     }
     if (!page->open_fresh()) return nullptr;
@@ -150,6 +151,7 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
   char* p = page->bump;
   page->bump = p + page->block_size;
   ++page->until_trigger;
+  reinterpret_cast<FreeBlock*>(p)->tag = nullptr;
   return p;
 }
 
@@ -181,11 +183,11 @@ void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
   page->set_trigger(capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1));
   q.full.push_front(page);
   // Every object is handed out: count remote frees from here (free_remote).
-  page->remote_left.store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
+  page->remote_left().store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
   // Publish "full" before looking at the remote list one last time; a freeing
   // thread pushes before it reads in_full (both seq_cst), so at least one of
   // us sees the other and no remote free is stranded on the full list.
-  page->in_full.store(true, std::memory_order_seq_cst);
+  page->in_full().store(true, std::memory_order_seq_cst);
   if (page->remote.load(std::memory_order_seq_cst) != nullptr) {
     collect_remote(page);
     if (page->until_trigger <= 0) move_to_front(page);
@@ -197,7 +199,7 @@ void PerThreadHeap::move_to_front(Page* page) noexcept {
   ClassQueue& q = queues[page->cls];
   q.full.remove(page);
   page->set_trigger(0);
-  page->in_full.store(false, std::memory_order_relaxed);
+  page->in_full().store(false, std::memory_order_relaxed);
   push_available(page->cls, page);
 }
 
@@ -267,8 +269,7 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
     }
     page = &seg->pages[i];
   }
-  std::uint32_t size = kClassSize[cls];
-  page->block_size = static_cast<std::uint16_t>(size);
+  page->set_block_size(kClassSize[cls]);
   page->cls = static_cast<std::uint8_t>(cls);
   page->start_fresh();
   page->until_trigger = 0;
@@ -276,7 +277,7 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
   page->flags = 0;
   page->state = PageState::kInClass;
   page->link = {};
-  page->in_full.store(false, std::memory_order_relaxed);
+  page->in_full().store(false, std::memory_order_relaxed);
   return page;
 }
 
@@ -294,8 +295,9 @@ SmallSegment* PerThreadHeap::take_segment() noexcept {
 // ---- freeing ----------------------------------------------------------------
 
 void PerThreadHeap::free_local_slow(Page* page, void* p) noexcept {
-  auto* b = static_cast<FreeBlock*>((page->flags & kPageInterior) ? page->object_start(p) : p);
+  auto* b = static_cast<FreeBlock*>(small_live_object(page, p, true, Use::kFree));
   b->next = page->free;
+  b->tag = page;
   page->free = b;
   if (--page->until_trigger == 0) on_trigger(page);
 }
@@ -342,6 +344,7 @@ void PerThreadHeap::park_empty(Page* page) noexcept {
   page->note_touched();
   page->state = PageState::kEmptyRetained;
   page->flags = 0;
+  page->slot_magic = 0;  // a free into the block now is a misuse: the slow path says which
   empty_pages.push_front(page);
 }
 
@@ -427,17 +430,17 @@ void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
   PerThreadHeap* owner = segment->header.owner;
   std::size_t cls = page->cls;
   // Only blocks of aligned objects need the division that finds the start.
-  bool interior = __atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior;
-  auto* b = static_cast<FreeBlock*>(interior ? page->object_start(p) : p);
+  auto* b = static_cast<FreeBlock*>(small_live_object(page, p, false, Use::kFree));
+  b->tag = page;
   push_remote(page, b, b);
   // After the push (see PerThreadHeap::move_to_full): tell the owner if the block is on
   // its full list. The descriptor stays mapped even if the owner has meanwhile
   // collected this free and reused the block; the worst case is a spurious flag
   // (or a spurious count, which try_reclaim's own count sees through).
-  if (page->in_full.load(std::memory_order_seq_cst)) {
+  if (page->in_full().load(std::memory_order_seq_cst)) {
     // The last object of a full block: give its memory back now, whatever the
     // owner is doing (a burst freed by another thread, an exited owner).
-    if (page->remote_left.fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
+    if (page->remote_left().fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
     if (owner) owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
   }
 }
@@ -506,6 +509,51 @@ void heaps_lock() noexcept {
 void heaps_unlock() noexcept {
   pthread_mutex_unlock(&g_pool_lock);
   pthread_mutex_unlock(&g_registry_lock);
+}
+
+// ---- the checks of every build ---------------------------------------------------
+
+namespace {
+
+// Is b on one of the block's free lists? Only the owner may walk its own list;
+// the remote list is read from its published head.
+bool on_free_list(const Page* page, const FreeBlock* b) noexcept {
+  for (const FreeBlock* f = page->free; f; f = f->next)
+    if (f == b) return true;
+  const FreeBlock* f = page->remote.load(std::memory_order_acquire);
+  if (f == kReclaimedBlock) return false;
+  for (; f; f = f->next)
+    if (f == b) return true;
+  return false;
+}
+
+}  // namespace
+
+void* small_live_object(Page* page, void* p, bool owner, Use use) noexcept {
+  PageState state = __atomic_load_n(&page->state, __ATOMIC_RELAXED);
+  if (state != PageState::kInClass) {
+    // A block whose objects all came back: a free into it is a second one
+    // if p is where an object was.
+    bool was_slot = state == PageState::kEmptyRetained &&
+                    (reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1)) % page->block_size == 0;
+    if (was_slot) report_freed(use, p);
+    report_invalid(use, p);
+  }
+  char* object = static_cast<char*>(p);
+  if (__atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior) {
+    object = page->object_start(p);  // aligned objects: any pointer into the object is its own
+  } else if ((reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1)) % page->block_size != 0) {
+    report_invalid(use, p);
+  }
+  // Past the last object, or (the owner knows) past what bumping reached.
+  if (object >= page->objects_end() || (owner && object >= page->bump)) report_invalid(use, p);
+  auto* b = reinterpret_cast<FreeBlock*>(object);
+  if (b->tag == page) {
+    // Only a free puts the tag there; the owner confirms, so that live data
+    // that happens to hold it is no false alarm.
+    if (!owner || on_free_list(page, b)) report_freed(use, p);
+  }
+  return object;
 }
 
 // ---- checked mode -------------------------------------------------------------

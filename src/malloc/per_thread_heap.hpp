@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "checked.hpp"
 #include "config.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "segment.hpp"
@@ -156,6 +157,12 @@ std::size_t handed_over_blocks() noexcept;
 PerThreadHeap* heap_claim() noexcept;          // an abandoned heap, or a new one; nullptr + ENOMEM
 void heap_abandon(PerThreadHeap* heap) noexcept;
 PerThreadHeap* heap_registry_head() noexcept;  // walk with PerThreadHeap::next_heap (stats)
+
+// The checks of every build: p must be a live object of `page` (or, in a block
+// of aligned objects, point into one); reports and aborts if not (freed:
+// double free; anything else: invalid). Returns the object's start. `owner`:
+// the calling thread owns the block (it may read the block's own state).
+void* small_live_object(Page* page, void* p, bool owner, Use use) noexcept;
 
 // Checked mode: validate a small free (report and abort on misuse); with
 // `mark`, also mark the object freed with a cookie in its second word so a
