@@ -19,7 +19,7 @@ namespace {
 std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcept {
   Page* page = seg->page_of(p);
   auto* object = static_cast<char*>(small_live_object(page, const_cast<void*>(p), seg->header.owner == tl_heap, use));
-  return static_cast<std::size_t>(object + page->block_size - static_cast<const char*>(p));
+  return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));
 }
 }  // namespace
 
@@ -62,7 +62,7 @@ void* reallocate(void* p, std::size_t size) noexcept {
     return nullptr;
   }
   SegmentHeader* seg = segment_of(p);
-  if (STRATA_UNLIKELY(checked_mode())) check_pointer(p, false);  // realloc of a freed or foreign pointer
+  if (STRATA_UNLIKELY(checked_mode())) check_pointer(p);  // realloc of a freed or foreign pointer
   std::size_t have;
   switch (seg->kind) {
     case SegmentKind::kSmall:
@@ -116,9 +116,10 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
   if (size <= cfg::kSmallMax && align < cfg::kPageSize) {
     // Page blocks start kPageSize-aligned, so a class that is a multiple of the
     // alignment gives aligned objects as they are.
-    if (kClassSize[class_of(size)] % align == 0) return allocate_inline(size);
+    if (size + cfg::kCanaryBytes <= cfg::kSmallMax && kClassSize[class_of(size + cfg::kCanaryBytes)] % align == 0)
+      return allocate_inline(size);
     std::size_t padded = size + align - cfg::kMinAlign;
-    if (padded <= cfg::kSmallMax) {
+    if (padded + cfg::kCanaryBytes <= cfg::kSmallMax) {
       void* p = allocate_inline(padded);
       if (!p) return nullptr;
       auto addr = reinterpret_cast<std::uintptr_t>(p);

@@ -28,7 +28,7 @@ enum class Use { kFree, kRealloc, kUsableSize };
 [[noreturn]] void report_invalid(Use use, const void* p) noexcept;
 
 // Is p something strata handed out and has not taken back? Reports and aborts
-// if not. `freeing`: p is about to be freed (a small object gets the freed cookie).
-void check_pointer(void* p, bool freeing) noexcept;
+// if not (free and realloc ask).
+void check_pointer(void* p) noexcept;
 
 }  // namespace strata::malloc_detail

@@ -12,6 +12,7 @@
 
 #include "checked.hpp"
 #include "config.hpp"
+#include "hardened.hpp"
 #include "huge_heap.hpp"
 #include "large_heap.hpp"
 #include "per_thread_heap.hpp"
@@ -68,6 +69,7 @@ inline void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noe
 }
 
 inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) noexcept {
+  if constexpr (cfg::kHardened) return hardened_allocate(size);
   if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
     Page* page = tl_heap->current[class_of(size)];
     char* p = page->bump;
@@ -78,7 +80,7 @@ inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) no
       return p;
     }
     if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {  // then the block's free list
-      page->free = b->next;
+      page->free = b->next_block();
       ++page->until_trigger;
       b->tag = nullptr;
       return b;
@@ -101,11 +103,11 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept 
     // (slot_magic is 0 for blocks of aligned objects and blocks not in use,
     // which the slow path sorts out) and is not tagged freed already.
     if (STRATA_LIKELY(page->is_slot_start(p) && b->tag != page)) {
-      b->next = page->free;
+      b->set_next(page->free);
       // Two plain stores: without the barrier GCC pairs them into a vector
       // store that costs four instructions.
       asm("" ::: "memory");
-      b->tag = page;
+      b->tag = freed_tag(page);
       page->free = b;
       if (STRATA_UNLIKELY(--page->until_trigger == 0) && page != heap->current[page->cls]) heap->on_trigger(page);
       return;

@@ -62,10 +62,48 @@ struct Page;
 // every object it hands out, so a tag on a freed-to object means a double free
 // (the owner confirms it on its free list before saying so, see
 // PerThreadHeap::free_local_slow). Every class holds at least these two words.
+struct FreeBlock;
+[[noreturn]] void report_corrupt_free_list(const FreeBlock* at) noexcept;
+
+// A per-process random secret (the hardened build's free-list links, canaries
+// and freed tags; 0 in the default build, which never reads it). Set before
+// the first small object exists (heap_claim).
+extern std::uintptr_t g_heap_secret __attribute__((visibility("hidden")));
+
 struct FreeBlock {
+  // The hardened build stores links encoded (cfg::kEncodeFreeLists): always
+  // go through next_block / set_next.
   FreeBlock* next;
   const Page* tag;
+
+  FreeBlock* next_block() const noexcept {
+    if constexpr (!cfg::kEncodeFreeLists) {
+      return next;
+    } else {
+      auto self = reinterpret_cast<std::uintptr_t>(this);
+      std::uintptr_t decoded = reinterpret_cast<std::uintptr_t>(next) ^ self ^ g_heap_secret;
+      // A link stays inside its 64 KiB block (or ends the list).
+      if (decoded != 0 && ((decoded ^ self) >> cfg::kPageShift) != 0) report_corrupt_free_list(this);
+      return reinterpret_cast<FreeBlock*>(decoded);
+    }
+  }
+  void set_next(FreeBlock* n) noexcept {
+    if constexpr (!cfg::kEncodeFreeLists) {
+      next = n;
+    } else {
+      next = reinterpret_cast<FreeBlock*>(reinterpret_cast<std::uintptr_t>(n) ^ reinterpret_cast<std::uintptr_t>(this) ^
+                                          g_heap_secret);
+    }
+  }
 };
+
+// What free writes into a freed slot's second word. The hardened build keys it
+// with the secret, so no data can carry it by accident: a match is a double
+// free without the owner's confirmation.
+inline const Page* freed_tag(const Page* page) noexcept {
+  if constexpr (!cfg::kHardened) return page;
+  return reinterpret_cast<const Page*>(reinterpret_cast<std::uintptr_t>(page) ^ g_heap_secret);
+}
 static_assert(sizeof(FreeBlock) <= cfg::kMinAlign);
 
 // Page::remote holds this instead of a list when a freeing thread found every
