@@ -130,7 +130,9 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
         // the only writer; atomic because freeing threads read it (free_remote).
         Page* page = seg->page_of(p);
         __atomic_store_n(&page->flags, static_cast<std::uint8_t>(page->flags | kPageInterior), __ATOMIC_RELAXED);
-        page->slot_magic = 0;  // the owner's frees of this block take the slow path, which finds the object start
+        // Every free of this block now takes the slow path, which finds the
+        // object start (atomic: freeing threads read it, free_remote).
+        __atomic_store_n(&page->slot_magic, 0u, __ATOMIC_RELAXED);
       }
       return reinterpret_cast<void*>(aligned);
     }

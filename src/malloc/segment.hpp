@@ -169,9 +169,10 @@ struct alignas(64) Page {
   // The owner's own view of in_full (it is the only writer).
   bool full() const noexcept { return in_full().load(std::memory_order_relaxed); }
   // Does p (in this block) point at the start of a slot? One multiply.
-  bool is_slot_start(const void* p) const noexcept {
+  bool is_slot_start(const void* p) const noexcept { return is_slot_start(p, slot_magic); }
+  static bool is_slot_start(const void* p, std::uint32_t magic) noexcept {
     auto offset = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1));
-    return offset * slot_magic < slot_magic;
+    return offset * magic < magic;
   }
   void set_block_size(std::uint32_t size) noexcept {
     block_size = static_cast<std::uint16_t>(size);
