@@ -134,7 +134,7 @@ inline constexpr std::size_t kCanaryBytes = kHardened ? 8 : 0;
 inline constexpr bool kZeroOnFree = kHardened;
 // Small objects freed by a thread wait in its quarantine, oldest first, this
 // many of them, before their slots can be reused.
-inline constexpr std::size_t kQuarantineSlots = kHardened ? 1024 : 0;
+inline constexpr std::size_t kQuarantineSlots = kHardened ? 256 : 0;
 // free_sized, sized operator delete: the size must be one the object could
 // have been allocated with.
 inline constexpr bool kCheckSizes = kHardened;

@@ -583,13 +583,17 @@ void* small_live_object(Page* page, void* p, bool owner, Use use) noexcept {
     report_invalid(use, p);
   }
   char* object = static_cast<char*>(p);
+  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
   if (__atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior) {
     object = page->object_start(p);  // aligned objects: any pointer into the object is its own
-  } else if ((reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1)) % page->block_size != 0) {
+  } else if (magic != 0 ? !Page::is_slot_start(p, magic)
+                        : (reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1)) % page->block_size != 0) {
     report_invalid(use, p);
   }
-  // Past the last object, or (the owner knows) past what bumping reached.
-  if (object >= page->objects_end() || (owner && object >= page->bump)) report_invalid(use, p);
+  // Past the last object (no division: a slot start is inside the block iff
+  // its slot ends inside it), or (the owner knows) past what bumping reached.
+  auto offset = reinterpret_cast<std::uintptr_t>(object) & (cfg::kPageSize - 1);
+  if (offset + page->block_size > cfg::kPageSize || (owner && object >= page->bump)) report_invalid(use, p);
   auto* b = reinterpret_cast<FreeBlock*>(object);
   if (b->tag == freed_tag(page)) {
     // Only a free puts the tag there; the owner confirms, so that live data
