@@ -44,10 +44,14 @@ bool body_is_zero(void* object, const Page* page) noexcept {
 
 void* hand_out(void* object) noexcept {
   Page* page = reinterpret_cast<SmallSegment*>(segment_of(object))->page_of(object);
-  if (!body_is_zero(object, page)) report_misuse("write after free of", object);
+  if constexpr (cfg::kZeroOnFree) {
+    if (!body_is_zero(object, page)) report_misuse("write after free of", object);
+  }
   slot_words(object)[0] = 0;
-  std::uintptr_t* canary = canary_of(object, page);
-  *canary = canary_for(canary);
+  if constexpr (cfg::kCanaryBytes > 0) {
+    std::uintptr_t* canary = canary_of(object, page);
+    *canary = canary_for(canary);
+  }
   return object;
 }
 
@@ -77,9 +81,11 @@ void free_small(SmallSegment* seg, void* p) noexcept {
   PerThreadHeap* heap = tl_heap;
   Page* page = seg->page_of(p);
   void* object = small_live_object(page, p, seg->header.owner == heap, Use::kFree);
-  std::uintptr_t* canary = canary_of(object, page);
-  if (*canary != canary_for(canary)) report_misuse("heap overflow past", p);
-  zero_body(object, page);
+  if constexpr (cfg::kCanaryBytes > 0) {
+    std::uintptr_t* canary = canary_of(object, page);
+    if (*canary != canary_for(canary)) report_misuse("heap overflow past", p);
+  }
+  if constexpr (cfg::kZeroOnFree) zero_body(object, page);
   static_cast<FreeBlock*>(object)->tag = freed_tag(page);
   if constexpr (cfg::kQuarantineSlots > 0) {
     quarantine(heap, object);
