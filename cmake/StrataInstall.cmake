@@ -1,5 +1,5 @@
 # Install: headers, every target in the export set strata-targets, the CMake
-# package `strata` (find_package(strata) -> strata::layers, strata::reap, strata::strata)
+# package `strata` (find_package(strata) -> strata::layers, strata::reap, strata::strata, strata::hardened)
 # and the pkg-config files the parts put in ${STRATA_PKGCONFIG_DIR}.
 include(CMakePackageConfigHelpers)
 install(DIRECTORY include/strata DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -35,6 +35,9 @@ namespace strata::malloc_detail {
 
 void* allocate(std::size_t size) noexcept;                            // malloc (fast_paths.cpp)
 void deallocate(void* p) noexcept;                                    // free (fast_paths.cpp)
+// free_sized, free_aligned_sized, sized operator delete (align 0: unaligned
+// forms); the hardened build checks the size against the object.
+void deallocate_sized(void* p, std::size_t size, std::size_t align) noexcept;
 // c_semantics.cpp:
 void* allocate_zeroed(std::size_t count, std::size_t size) noexcept;  // calloc
 void* reallocate(void* p, std::size_t size) noexcept;                 // realloc

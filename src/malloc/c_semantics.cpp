@@ -14,9 +14,12 @@
 namespace strata::malloc_detail {
 
 namespace {
-std::size_t small_usable_size(SmallSegment* seg, const void* p) noexcept {
+// After the checks of every build: p is a live object (or, in a block of
+// aligned objects, points into one).
+std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcept {
   Page* page = seg->page_of(p);
-  return static_cast<std::size_t>(page->object_start(p) + page->block_size - static_cast<const char*>(p));
+  auto* object = static_cast<char*>(small_live_object(page, const_cast<void*>(p), seg->header.owner == tl_heap, use));
+  return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));
 }
 }  // namespace
 
@@ -42,13 +45,14 @@ std::size_t usable_size(const void* p) noexcept {
   SegmentHeader* seg = segment_of(p);
   switch (seg->kind) {
     case SegmentKind::kSmall:
-      return small_usable_size(reinterpret_cast<SmallSegment*>(seg), p);
+      return small_usable_size(reinterpret_cast<SmallSegment*>(seg), p, Use::kUsableSize);
     case SegmentKind::kLarge:
-      return large_usable_size(p);
+      return large_checked_usable_size(p, Use::kUsableSize);
     case SegmentKind::kHuge:
-      return huge_usable_size(p);
+      break;
   }
-  return 0;
+  huge_check_live(p, Use::kUsableSize);
+  return huge_usable_size(p);
 }
 
 void* reallocate(void* p, std::size_t size) noexcept {
@@ -58,19 +62,20 @@ void* reallocate(void* p, std::size_t size) noexcept {
     return nullptr;
   }
   SegmentHeader* seg = segment_of(p);
-  if (STRATA_UNLIKELY(checked_mode())) check_pointer(p, false);  // realloc of a freed or foreign pointer
+  if (STRATA_UNLIKELY(checked_mode())) check_pointer(p);  // realloc of a freed or foreign pointer
   std::size_t have;
   switch (seg->kind) {
     case SegmentKind::kSmall:
-      have = small_usable_size(reinterpret_cast<SmallSegment*>(seg), p);
+      have = small_usable_size(reinterpret_cast<SmallSegment*>(seg), p, Use::kRealloc);
       if (size <= have && size >= have / 2) return p;  // same class or close enough
       break;
     case SegmentKind::kLarge:
+      have = large_checked_usable_size(p, Use::kRealloc);
       if (size > cfg::kSmallMax && size <= cfg::kLargeMax && large_resize(p, size)) return p;
-      have = large_usable_size(p);
       break;
     case SegmentKind::kHuge:
     default:
+      huge_check_live(p, Use::kRealloc);
       if (size > cfg::kLargeMax) {
         if (huge_resize(p, size)) return p;
         if (void* q = huge_move(p, size)) return q;
@@ -111,9 +116,10 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
   if (size <= cfg::kSmallMax && align < cfg::kPageSize) {
     // Page blocks start kPageSize-aligned, so a class that is a multiple of the
     // alignment gives aligned objects as they are.
-    if (kClassSize[class_of(size)] % align == 0) return allocate_inline(size);
+    if (size + cfg::kCanaryBytes <= cfg::kSmallMax && kClassSize[class_of(size + cfg::kCanaryBytes)] % align == 0)
+      return allocate_inline(size);
     std::size_t padded = size + align - cfg::kMinAlign;
-    if (padded <= cfg::kSmallMax) {
+    if (padded + cfg::kCanaryBytes <= cfg::kSmallMax) {
       void* p = allocate_inline(padded);
       if (!p) return nullptr;
       auto addr = reinterpret_cast<std::uintptr_t>(p);
@@ -124,6 +130,9 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
         // the only writer; atomic because freeing threads read it (free_remote).
         Page* page = seg->page_of(p);
         __atomic_store_n(&page->flags, static_cast<std::uint8_t>(page->flags | kPageInterior), __ATOMIC_RELAXED);
+        // Every free of this block now takes the slow path, which finds the
+        // object start (atomic: freeing threads read it, free_remote).
+        __atomic_store_n(&page->slot_magic, 0u, __ATOMIC_RELAXED);
       }
       return reinterpret_cast<void*>(aligned);
     }

@@ -15,14 +15,34 @@ void report_misuse(const char* what, const void* p) noexcept {
   std::abort();
 }
 
-void check_pointer(void* p, bool freeing) noexcept {
+void report_corrupt_free_list(const FreeBlock* at) noexcept { report_misuse("corrupted free list at", at); }
+
+void report_freed(Use use, const void* p) noexcept {
+  switch (use) {
+    case Use::kFree: report_misuse("double free of", p);
+    case Use::kRealloc: report_misuse("realloc of freed", p);
+    case Use::kUsableSize: break;
+  }
+  report_misuse("malloc_usable_size of freed", p);
+}
+
+void report_invalid(Use use, const void* p) noexcept {
+  switch (use) {
+    case Use::kFree: report_misuse("invalid free of", p);
+    case Use::kRealloc: report_misuse("invalid realloc of", p);
+    case Use::kUsableSize: break;
+  }
+  report_misuse("invalid malloc_usable_size of", p);
+}
+
+void check_pointer(void* p) noexcept {
   if (reinterpret_cast<std::uintptr_t>(p) % sizeof(void*) != 0 || !area_contains(reinterpret_cast<void*>(segment_base(p))))
     report_misuse("free(): pointer was not allocated by strata:", p);
   SegmentHeader* seg = segment_of(p);
   switch (seg->kind) {
     case SegmentKind::kSmall: {
       auto* small = reinterpret_cast<SmallSegment*>(seg);
-      check_small_free(small, small->page_of(p), p, small->header.owner == tl_heap, freeing);
+      check_small_free(small, small->page_of(p), p, small->header.owner == tl_heap);
       return;
     }
     case SegmentKind::kLarge:

@@ -19,8 +19,16 @@ inline bool checked_mode() noexcept {
 // "strata: <what> <address>" on stderr, then abort().
 [[noreturn]] void report_misuse(const char* what, const void* p) noexcept;
 
+// The checks every build makes (default libstrata, not only checked mode):
+// which call met the bad pointer, for the message.
+enum class Use { kFree, kRealloc, kUsableSize };
+// "strata: double free of 0x...", "strata: realloc of freed 0x...", ...
+[[noreturn]] void report_freed(Use use, const void* p) noexcept;
+// "strata: invalid free of 0x...", "strata: invalid realloc of 0x...", ...
+[[noreturn]] void report_invalid(Use use, const void* p) noexcept;
+
 // Is p something strata handed out and has not taken back? Reports and aborts
-// if not. `freeing`: p is about to be freed (a small object gets the freed cookie).
-void check_pointer(void* p, bool freeing) noexcept;
+// if not (free and realloc ask).
+void check_pointer(void* p) noexcept;
 
 }  // namespace strata::malloc_detail

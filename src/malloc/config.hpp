@@ -113,6 +113,35 @@ inline constexpr bool kAlwaysChecked = true;
 inline constexpr bool kAlwaysChecked = false;
 #endif
 
+// ---- The hardened build (libstrata-hardened.so) -------------------------------
+// STRATA_MALLOC_HARDENED builds the same code with every hardening policy on
+// (docs/libstrata.md, "Checks and the hardened build"); each is a constant
+// here, so the default build compiles none of it.
+#ifdef STRATA_MALLOC_HARDENED
+inline constexpr bool kHardened = true;
+#else
+inline constexpr bool kHardened = false;
+#endif
+// Free-list links stored as next ^ the link's own address ^ a per-process
+// secret (safe-linking): a heap overflow cannot forge them, and a decoded link
+// that leaves its block is reported.
+inline constexpr bool kEncodeFreeLists = kHardened;
+// A canary word (secret ^ its own address) ends every small slot: written by
+// malloc, checked by free. Small requests take a class this much bigger.
+inline constexpr std::size_t kCanaryBytes = kHardened ? 8 : 0;
+// free zeroes a small object (all but the free-list link and the freed tag);
+// malloc checks that it is still zero (a write after free) before handing it out.
+inline constexpr bool kZeroOnFree = kHardened;
+// Small objects freed by a thread wait in its quarantine, oldest first, this
+// many of them, before their slots can be reused.
+inline constexpr std::size_t kQuarantineSlots = kHardened ? 256 : 0;
+// free_sized, sized operator delete: the size must be one the object could
+// have been allocated with.
+inline constexpr bool kCheckSizes = kHardened;
+// A freed slot goes to the front or second place of its block's free list at
+// random, so the next allocation's address is not predictable from the last free.
+inline constexpr bool kRandomSlots = kHardened;
+
 static_assert(kPageSize % kOsPageSize == 0);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);

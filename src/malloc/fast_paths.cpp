@@ -30,23 +30,32 @@ void deallocate_other(SegmentHeader* seg, void* p) noexcept {
   } else if (seg->kind == SegmentKind::kLarge) {
     large_free(p, large_arena(tl_heap->number));
   } else {
+    huge_check_live(p, Use::kFree);  // also the verdict on anything that is no segment of ours
     huge_free(p);
   }
 }
 
 namespace {
 __attribute__((noinline)) void deallocate_checked(void* p) noexcept {
-  check_pointer(p, true);
+  check_pointer(p);
+  deallocate_nonnull(p);
+}
+
+inline __attribute__((always_inline)) void free_body(void* p) noexcept {
+  if (!p) return;
+  if constexpr (cfg::kHardened) return hardened_free(p);
+  if (STRATA_UNLIKELY(checked_mode())) return deallocate_checked(p);
   deallocate_nonnull(p);
 }
 }  // namespace
 
 void* allocate(std::size_t size) noexcept { return allocate_inline(size); }
 
-void deallocate(void* p) noexcept {
-  if (!p) return;
-  if (STRATA_UNLIKELY(checked_mode())) return deallocate_checked(p);
-  deallocate_nonnull(p);
+void deallocate(void* p) noexcept { free_body(p); }
+
+void deallocate_sized(void* p, std::size_t size, std::size_t align) noexcept {
+  if constexpr (cfg::kCheckSizes) hardened_check_size(p, size, align);
+  free_body(p);  // inlined, as in free: no extra call for C++'s sized delete
 }
 
 }  // namespace strata::malloc_detail

@@ -12,6 +12,7 @@
 
 #include "checked.hpp"
 #include "config.hpp"
+#include "hardened.hpp"
 #include "huge_heap.hpp"
 #include "large_heap.hpp"
 #include "per_thread_heap.hpp"
@@ -68,17 +69,20 @@ inline void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noe
 }
 
 inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) noexcept {
+  if constexpr (cfg::kHardened) return hardened_allocate(size);
   if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
     Page* page = tl_heap->current[class_of(size)];
     char* p = page->bump;
     if (STRATA_LIKELY(p != page->bump_end)) {  // reap: fresh memory first
       page->bump = p + page->block_size;
       ++page->until_trigger;
+      reinterpret_cast<FreeBlock*>(p)->tag = nullptr;  // a reused block's memory holds old tags
       return p;
     }
     if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {  // then the block's free list
-      page->free = b->next;
+      page->free = b->next_block();
       ++page->until_trigger;
+      b->tag = nullptr;
       return b;
     }
   }
@@ -94,9 +98,16 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept 
   // heap (new or exiting) has &g_no_heap, which owns nothing: the remote path.
   if (STRATA_LIKELY(seg->owner == heap)) {
     Page* page = reinterpret_cast<SmallSegment*>(seg)->page_of(p);
-    if (STRATA_LIKELY(page->flags == 0)) {
-      auto* b = static_cast<FreeBlock*>(p);
-      b->next = page->free;
+    auto* b = static_cast<FreeBlock*>(p);
+    // The checks every build makes, on what free reads anyway: p starts a slot
+    // (slot_magic is 0 for blocks of aligned objects and blocks not in use,
+    // which the slow path sorts out) and is not tagged freed already.
+    if (STRATA_LIKELY(page->is_slot_start(p) && b->tag != page)) {
+      b->set_next(page->free);
+      // Two plain stores: without the barrier GCC pairs them into a vector
+      // store that costs four instructions.
+      asm("" ::: "memory");
+      b->tag = freed_tag(page);
       page->free = b;
       if (STRATA_UNLIKELY(--page->until_trigger == 0) && page != heap->current[page->cls]) heap->on_trigger(page);
       return;

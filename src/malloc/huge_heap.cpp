@@ -481,6 +481,19 @@ void huge_free(void* p) noexcept {
   pthread_mutex_unlock(&g_lock);
 }
 
+void huge_check_live(const void* p, Use use) noexcept {
+  const HugeHeader* header = header_of(p);
+  if (!area_contains(header) || header->segment.kind != SegmentKind::kHuge) {
+    // huge_free leaves kind 0 in a header whose memory stays (region runs, the cache).
+    if (header->segment.kind == SegmentKind{0} && header->segment.map_base == header) report_freed(use, p);
+    report_invalid(use, p);
+  }
+  // The object starts kHugeHeader rounded up to its alignment (a power of two)
+  // from its header, or a segment from it (giant alignment).
+  auto offset = static_cast<std::size_t>(static_cast<const char*>(p) - reinterpret_cast<const char*>(header));
+  if (offset < kHugeHeader || offset > kSegment || (offset & (offset - 1)) != 0) report_invalid(use, p);
+}
+
 std::size_t huge_usable_size(const void* p) noexcept {
   const HugeHeader* header = header_of(p);
   return static_cast<std::size_t>(static_cast<const char*>(header->segment.map_base) + header->segment.mapped_bytes -

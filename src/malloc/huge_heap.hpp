@@ -14,6 +14,8 @@
 #pragma once
 #include <cstddef>
 
+#include "checked.hpp"
+
 namespace strata::malloc_detail {
 
 // nullptr + ENOMEM. align: a power of two >= 16. *zeroed tells whether the
@@ -21,6 +23,9 @@ namespace strata::malloc_detail {
 void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept;
 void huge_free(void* p) noexcept;
 std::size_t huge_usable_size(const void* p) noexcept;
+// The checks of every build: p must be the start of a live huge object (its
+// header in the area map, of kind kHuge); reports and aborts if not.
+void huge_check_live(const void* p, Use use) noexcept;
 // In place, or false (then huge_move, else the caller copies).
 bool huge_resize(void* p, std::size_t size) noexcept;
 // Objects with a mapping of their own grow by moving the pages (mremap) to a

@@ -20,6 +20,10 @@ constexpr std::size_t kHeader = 16;    // prev_size + size_flags
 constexpr std::size_t kMinChunk = 32;  // header + the two free-list links
 constexpr std::size_t kInUse = 1;
 constexpr std::size_t kDirty = 2;  // free chunk whose pages may still be resident
+constexpr std::size_t kFreeing = 4;  // in use, but a free has claimed it (deferred or about to be released)
+// The header of a chunk that coalescing absorbed: size 0, so no free takes it
+// for a chunk, and a second free of the object that was there reads as one.
+constexpr std::size_t kAbsorbed = 8;
 constexpr std::size_t kFlagMask = 15;
 constexpr unsigned kSecondLevelBits = 3;  // 8 bins per power of two: ~12.5% apart
 constexpr unsigned kSecondLevel = 1u << kSecondLevelBits;
@@ -34,9 +38,12 @@ struct Chunk {
   // bin, see LargeArena::deferred_) is linked through free_link.next instead.
   layers::DListLink<Chunk> free_link;
 
-  std::size_t size() const noexcept { return size_flags & ~kFlagMask; }
-  bool in_use() const noexcept { return size_flags & kInUse; }
-  bool dirty() const noexcept { return size_flags & kDirty; }
+  // Relaxed atomic reads: a freeing thread marks its own chunk kFreeing without
+  // the lock while the lock holder may look at it as a neighbour.
+  std::size_t flags_word() const noexcept { return __atomic_load_n(&size_flags, __ATOMIC_RELAXED); }
+  std::size_t size() const noexcept { return flags_word() & ~kFlagMask; }
+  bool in_use() const noexcept { return flags_word() & kInUse; }
+  bool dirty() const noexcept { return flags_word() & kDirty; }
   Chunk* next() noexcept { return reinterpret_cast<Chunk*>(reinterpret_cast<char*>(this) + size()); }
   Chunk* prev() noexcept {
     return prev_size ? reinterpret_cast<Chunk*>(reinterpret_cast<char*>(this) - prev_size) : nullptr;
@@ -221,7 +228,7 @@ void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
   if (!after->in_use()) {  // coalesce the tail with a free successor
     remove(after);
     tail->size_flags = (tail->size() + after->size()) | kDirty;
-    after->size_flags = 0;
+    after->size_flags = kAbsorbed;
   }
   tail->next()->prev_size = tail->size();
   insert(tail);
@@ -332,12 +339,12 @@ void LargeArena::release_locked(Chunk* c) noexcept {
   if (!next->in_use()) {  // immediate coalescing, both ways
     remove(next);
     size += next->size();
-    next->size_flags = 0;  // an absorbed header reads as "not a chunk" in checked mode
+    next->size_flags = kAbsorbed;  // an absorbed header reads as "not a chunk"
   }
   if (Chunk* prev = c->prev(); prev && !prev->in_use()) {
     remove(prev);
     size += prev->size();
-    c->size_flags = 0;
+    c->size_flags = kAbsorbed;
     c = prev;
   }
   c->size_flags = size | kDirty;
@@ -382,7 +389,7 @@ bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
   } else if (Chunk* next = c->next(); !next->in_use() && have + next->size() >= need) {
     remove(next);
     c->size_flags = (have + next->size()) | kInUse;
-    next->size_flags = 0;
+    next->size_flags = kAbsorbed;
     c->next()->prev_size = c->size();
     split_tail(c, need);
   } else {
@@ -393,6 +400,29 @@ bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
   return ok;
 }
 
+namespace {
+
+// The checks of every build, without the lock: p must be the payload of a
+// chunk whose boundary tags agree (its size leads to a chunk that names it as
+// its predecessor) and that is in use and not being freed. Reads only words
+// of the region, which stays mapped while it holds a live object.
+Chunk* large_live_chunk(const void* p, Use use) noexcept {
+  LargeRegion* region = region_of(p);
+  auto addr = reinterpret_cast<std::uintptr_t>(p);
+  auto lo = reinterpret_cast<std::uintptr_t>(first_chunk(region)) + kHeader;
+  auto hi = reinterpret_cast<std::uintptr_t>(region) + cfg::kSegmentSize - kHeader;
+  if (addr < lo || addr >= hi || addr % cfg::kMinAlign != 0) report_invalid(use, p);
+  Chunk* c = Chunk::of(p);
+  std::size_t word = c->flags_word();
+  if (word == kAbsorbed) report_freed(use, p);  // coalesced into a free neighbour
+  std::size_t size = word & ~kFlagMask;
+  if (size < kMinChunk || size > hi - addr + kHeader || c->next()->prev_size != size) report_invalid(use, p);
+  if (!(word & kInUse) || (word & kFreeing)) report_freed(use, p);
+  return c;
+}
+
+}  // namespace
+
 LargeArena& large_arena(std::size_t number) noexcept { return g_arenas[number % cfg::kLargeArenas]; }
 
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept {
@@ -400,8 +430,11 @@ void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexc
 }
 
 void large_free(void* p, const LargeArena& mine) noexcept {
+  Chunk* c = large_live_chunk(p, Use::kFree);
+  // Claim the free: of two racing frees of one object, only one goes on.
+  if (__atomic_fetch_or(&c->size_flags, kFreeing, __ATOMIC_RELAXED) & kFreeing) report_freed(Use::kFree, p);
   LargeArena* home = region_of(p)->arena;
-  home->release(Chunk::of(p), home != &mine);
+  home->release(c, home != &mine);
 }
 
 LargeArena& large_arena_of(const void* p) noexcept { return *region_of(p)->arena; }
@@ -413,6 +446,10 @@ std::size_t large_deferred_bytes() noexcept {
 }
 
 std::size_t large_usable_size(const void* p) noexcept { return Chunk::of(p)->size() - kHeader; }
+
+std::size_t large_checked_usable_size(const void* p, Use use) noexcept {
+  return large_live_chunk(p, use)->size() - kHeader;
+}
 
 bool large_resize(void* p, std::size_t size) noexcept {
   return region_of(p)->arena->resize(Chunk::of(p), size);

@@ -28,6 +28,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "checked.hpp"
+
 namespace strata::malloc_detail {
 
 class LargeArena;
@@ -40,6 +42,8 @@ void large_free(void* p, const LargeArena& mine) noexcept;
 LargeArena& large_arena_of(const void* p) noexcept;
 std::size_t large_deferred_bytes() noexcept;  // freed, not yet released (all arenas)
 std::size_t large_usable_size(const void* p) noexcept;
+// The same, after the checks of every build (realloc, malloc_usable_size).
+std::size_t large_checked_usable_size(const void* p, Use use) noexcept;
 // Grow or shrink in place to hold `size` bytes; false if it cannot.
 bool large_resize(void* p, std::size_t size) noexcept;
 // Checked mode: report and abort unless p is a live large object.

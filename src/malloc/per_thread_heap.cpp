@@ -1,6 +1,7 @@
 #include "per_thread_heap.hpp"
 
 #include <pthread.h>
+#include <sys/random.h>
 
 #include <cerrno>
 #include <new>
@@ -11,6 +12,7 @@
 namespace strata::malloc_detail {
 
 constinit Page g_empty_page{};
+std::uintptr_t g_heap_secret = 0;
 
 namespace {
 
@@ -27,11 +29,18 @@ constexpr std::size_t kHeapStride = (sizeof(PerThreadHeap) + 63) & ~std::size_t{
 pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 SegmentList g_segment_pool;
 
-constexpr std::uintptr_t kFreedCookie = 0x5354524154414642;  // "STRATAFB"
-std::uintptr_t freed_cookie(const void* object) noexcept {
-  return reinterpret_cast<std::uintptr_t>(object) ^ kFreedCookie;
+
+// A per-process secret for the hardened build: the kernel's random bytes,
+// else whatever varies from run to run.
+std::uintptr_t fresh_secret() noexcept {
+  std::uintptr_t secret = 0;
+  if (getrandom(&secret, sizeof secret, GRND_NONBLOCK) != sizeof secret) {
+    unsigned lo, hi;
+    asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    secret = (std::uintptr_t{hi} << 32 | lo) ^ reinterpret_cast<std::uintptr_t>(&secret);
+  }
+  return secret | 1;  // never 0: a zero secret would leave links readable
 }
-void mark_allocated(void* object) noexcept { static_cast<std::uintptr_t*>(object)[1] = 0; }
 
 std::atomic<std::size_t> g_reclaimed_blocks{0};
 std::atomic<std::size_t> g_abandoned_kept{0};  // empty blocks abandoned heaps keep resident
@@ -50,8 +59,8 @@ std::size_t reserve_abandoned(std::size_t want) noexcept {
 // The last block of a non-empty list; *count gets the list's length.
 FreeBlock* list_tail(FreeBlock* list, std::uint32_t* count) noexcept {
   std::uint32_t n = 1;
-  while (list->next) {
-    list = list->next;
+  while (FreeBlock* next = list->next_block()) {
+    list = next;
     ++n;
   }
   *count = n;
@@ -62,7 +71,7 @@ FreeBlock* list_tail(FreeBlock* list, std::uint32_t* count) noexcept {
 void push_remote(Page* page, FreeBlock* first, FreeBlock* last) noexcept {
   FreeBlock* head = page->remote.load(std::memory_order_relaxed);
   do {
-    last->next = head;
+    last->set_next(head);
   } while (!page->remote.compare_exchange_weak(head, first, std::memory_order_seq_cst, std::memory_order_relaxed));
 }
 
@@ -80,7 +89,7 @@ bool collect_remote(Page* page) noexcept {
   }
   std::uint32_t n;
   FreeBlock* tail = list_tail(list, &n);
-  tail->next = page->free;
+  tail->set_next(page->free);
   page->free = list;
   page->until_trigger -= static_cast<std::int32_t>(n);
   return true;
@@ -141,8 +150,9 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
   if (page->bump == page->bump_end) {
     if (!page->free) collect_remote(page);
     if (FreeBlock* b = page->free) {
-      page->free = b->next;
+      page->free = b->next_block();
       ++page->until_trigger;
+      b->tag = nullptr;
       return b;
     }
     if (!page->open_fresh()) return nullptr;
@@ -150,6 +160,7 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
   char* p = page->bump;
   page->bump = p + page->block_size;
   ++page->until_trigger;
+  reinterpret_cast<FreeBlock*>(p)->tag = nullptr;
   return p;
 }
 
@@ -161,10 +172,7 @@ void* PerThreadHeap::malloc_small(std::size_t cls) noexcept {
       page = refill(cls);
       if (!page) return nullptr;
     }
-    if (void* p = page_take(page)) {
-      if (checked_mode()) mark_allocated(p);
-      return p;
-    }
+    if (void* p = page_take(page)) return p;
     move_to_full(cls, page);
   }
 }
@@ -181,11 +189,11 @@ void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
   page->set_trigger(capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1));
   q.full.push_front(page);
   // Every object is handed out: count remote frees from here (free_remote).
-  page->remote_left.store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
+  page->remote_left().store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
   // Publish "full" before looking at the remote list one last time; a freeing
   // thread pushes before it reads in_full (both seq_cst), so at least one of
   // us sees the other and no remote free is stranded on the full list.
-  page->in_full.store(true, std::memory_order_seq_cst);
+  page->in_full().store(true, std::memory_order_seq_cst);
   if (page->remote.load(std::memory_order_seq_cst) != nullptr) {
     collect_remote(page);
     if (page->until_trigger <= 0) move_to_front(page);
@@ -197,7 +205,7 @@ void PerThreadHeap::move_to_front(Page* page) noexcept {
   ClassQueue& q = queues[page->cls];
   q.full.remove(page);
   page->set_trigger(0);
-  page->in_full.store(false, std::memory_order_relaxed);
+  page->in_full().store(false, std::memory_order_relaxed);
   push_available(page->cls, page);
 }
 
@@ -267,8 +275,13 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
     }
     page = &seg->pages[i];
   }
-  std::uint32_t size = kClassSize[cls];
-  page->block_size = static_cast<std::uint16_t>(size);
+  if (cfg::kZeroOnFree && page->block_size != kClassSize[cls] && page->touched_pages > 0) {
+    // The hardened build's freed slots are zero but for their first two
+    // words, which fall anywhere inside another class's slots: start clean.
+    discard(page->start(), page->touched_pages * cfg::kOsPageSize);
+    page->touched_pages = 0;
+  }
+  page->set_block_size(kClassSize[cls]);
   page->cls = static_cast<std::uint8_t>(cls);
   page->start_fresh();
   page->until_trigger = 0;
@@ -276,7 +289,7 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
   page->flags = 0;
   page->state = PageState::kInClass;
   page->link = {};
-  page->in_full.store(false, std::memory_order_relaxed);
+  page->in_full().store(false, std::memory_order_relaxed);
   return page;
 }
 
@@ -294,10 +307,30 @@ SmallSegment* PerThreadHeap::take_segment() noexcept {
 // ---- freeing ----------------------------------------------------------------
 
 void PerThreadHeap::free_local_slow(Page* page, void* p) noexcept {
-  auto* b = static_cast<FreeBlock*>((page->flags & kPageInterior) ? page->object_start(p) : p);
-  b->next = page->free;
-  page->free = b;
+  auto* b = static_cast<FreeBlock*>(small_live_object(page, p, true, Use::kFree));
+  b->tag = freed_tag(page);
+  push_local(page, b);
+}
+
+void PerThreadHeap::push_local(Page* page, FreeBlock* b) noexcept {
+  FreeBlock* head = page->free;
+  if (cfg::kRandomSlots && head && next_random() & 1) {
+    // Second place: the next malloc of this block may or may not return b.
+    b->set_next(head->next_block());
+    head->set_next(b);
+  } else {
+    b->set_next(head);
+    page->free = b;
+  }
   if (--page->until_trigger == 0) on_trigger(page);
+}
+
+std::uint64_t PerThreadHeap::next_random() noexcept {
+  // xorshift64: cheap, and seeded from the secret (heap_claim), never 0.
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
 }
 
 void PerThreadHeap::on_trigger(Page* page) noexcept {
@@ -342,6 +375,7 @@ void PerThreadHeap::park_empty(Page* page) noexcept {
   page->note_touched();
   page->state = PageState::kEmptyRetained;
   page->flags = 0;
+  page->slot_magic = 0;  // a free into the block now is a misuse: the slow path says which
   empty_pages.push_front(page);
 }
 
@@ -424,20 +458,29 @@ void try_reclaim(PerThreadHeap* owner, Page* page) noexcept {
 }  // namespace
 
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
+  // The owner's two checks (see deallocate_nonnull), on a relaxed read of
+  // slot_magic, which the owner clears for a block of aligned objects;
+  // anything else takes the full check.
+  auto* b = static_cast<FreeBlock*>(p);
+  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
+  if (__builtin_expect(!Page::is_slot_start(p, magic) || b->tag == freed_tag(page), 0))
+    b = static_cast<FreeBlock*>(small_live_object(page, p, false, Use::kFree));
+  b->tag = freed_tag(page);
+  push_remote_free(segment, page, b);
+}
+
+void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept {
   PerThreadHeap* owner = segment->header.owner;
   std::size_t cls = page->cls;
-  // Only blocks of aligned objects need the division that finds the start.
-  bool interior = __atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior;
-  auto* b = static_cast<FreeBlock*>(interior ? page->object_start(p) : p);
   push_remote(page, b, b);
   // After the push (see PerThreadHeap::move_to_full): tell the owner if the block is on
   // its full list. The descriptor stays mapped even if the owner has meanwhile
   // collected this free and reused the block; the worst case is a spurious flag
   // (or a spurious count, which try_reclaim's own count sees through).
-  if (page->in_full.load(std::memory_order_seq_cst)) {
+  if (page->in_full().load(std::memory_order_seq_cst)) {
     // The last object of a full block: give its memory back now, whatever the
     // owner is doing (a burst freed by another thread, an exited owner).
-    if (page->remote_left.fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
+    if (page->remote_left().fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
     if (owner) owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
   }
 }
@@ -472,7 +515,9 @@ PerThreadHeap* heap_claim() noexcept {
     g_meta_cursor = static_cast<char*>(chunk);
     g_meta_end = g_meta_cursor + kMetaChunk;
   }
+  if (cfg::kHardened && g_heap_count == 0) g_heap_secret = fresh_secret();  // before the first small object
   heap = new (g_meta_cursor) PerThreadHeap{};
+  heap->rng = (g_heap_secret ^ (std::uint64_t{g_heap_count} * 0x9e3779b97f4a7c15)) | 1;
   g_meta_cursor += kHeapStride;
   for (auto& c : heap->current) c = &g_empty_page;
   heap->number = g_heap_count++;
@@ -483,6 +528,7 @@ PerThreadHeap* heap_claim() noexcept {
 }
 
 void heap_abandon(PerThreadHeap* heap) noexcept {
+  if constexpr (cfg::kQuarantineSlots > 0) quarantine_flush(heap);
   heap->release_all();
   pthread_mutex_lock(&g_registry_lock);
   heap->abandoned = true;
@@ -508,9 +554,60 @@ void heaps_unlock() noexcept {
   pthread_mutex_unlock(&g_registry_lock);
 }
 
+// ---- the checks of every build ---------------------------------------------------
+
+namespace {
+
+// Is b on one of the block's free lists? Only the owner may walk its own list;
+// the remote list is read from its published head.
+bool on_free_list(const Page* page, const FreeBlock* b) noexcept {
+  for (const FreeBlock* f = page->free; f; f = f->next_block())
+    if (f == b) return true;
+  const FreeBlock* f = page->remote.load(std::memory_order_acquire);
+  if (f == kReclaimedBlock) return false;
+  for (; f; f = f->next_block())
+    if (f == b) return true;
+  return false;
+}
+
+}  // namespace
+
+void* small_live_object(Page* page, void* p, bool owner, Use use) noexcept {
+  PageState state = __atomic_load_n(&page->state, __ATOMIC_RELAXED);
+  if (state != PageState::kInClass) {
+    // A block whose objects all came back: a free into it is a second one
+    // if p is where an object was.
+    bool was_slot = state == PageState::kEmptyRetained &&
+                    (reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1)) % page->block_size == 0;
+    if (was_slot) report_freed(use, p);
+    report_invalid(use, p);
+  }
+  char* object = static_cast<char*>(p);
+  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&page->flags, __ATOMIC_RELAXED) & kPageInterior) {
+    object = page->object_start(p);  // aligned objects: any pointer into the object is its own
+  } else if (magic != 0 ? !Page::is_slot_start(p, magic)
+                        : (reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1)) % page->block_size != 0) {
+    report_invalid(use, p);
+  }
+  // Past the last object (no division: a slot start is inside the block iff
+  // its slot ends inside it), or (the owner knows) past what bumping reached.
+  auto offset = reinterpret_cast<std::uintptr_t>(object) & (cfg::kPageSize - 1);
+  if (offset + page->block_size > cfg::kPageSize || (owner && object >= page->bump)) report_invalid(use, p);
+  auto* b = reinterpret_cast<FreeBlock*>(object);
+  if (b->tag == freed_tag(page)) {
+    // Only a free puts the tag there; the owner confirms, so that live data
+    // that happens to hold it is no false alarm. (The hardened build's tag is
+    // keyed with the secret: no data holds it by accident, and a freed object
+    // may wait in any thread's quarantine, on no list.)
+    if (cfg::kHardened || !owner || on_free_list(page, b)) report_freed(use, p);
+  }
+  return object;
+}
+
 // ---- checked mode -------------------------------------------------------------
 
-void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner, bool mark) noexcept {
+void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner) noexcept {
   (void)segment;
   if (page->remote.load(std::memory_order_relaxed) == kReclaimedBlock) report_misuse("double free of", p);
   if (page->state != PageState::kInClass) report_misuse("free(): pointer was not allocated by strata (unused page block):", p);
@@ -519,9 +616,9 @@ void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner, bo
     report_misuse("free(): pointer is not the start of an object:", p);
   if (object >= page->objects_end() || (owner && object >= page->bump))
     report_misuse("free(): pointer was never allocated:", p);
-  auto* words = reinterpret_cast<std::uintptr_t*>(object);
-  if (words[1] == freed_cookie(object)) report_misuse("double free of", p);
-  if (mark) words[1] = freed_cookie(object);
+  // The freed tag every build keeps (small_live_object) says the rest, in
+  // checked mode's terms for realloc too ("double free of").
+  (void)small_live_object(page, p, owner, Use::kFree);
 }
 
 }  // namespace strata::malloc_detail

@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "checked.hpp"
 #include "config.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "segment.hpp"
@@ -111,12 +112,20 @@ struct PerThreadHeap {
   PerThreadHeap* next_abandoned = nullptr;
   std::uint32_t number = 0;     // creation order; picks the large arena
   bool abandoned = false;
+  std::uint64_t rng = 1;        // the hardened build's random slot choice
+  // The hardened build's quarantine (cfg::kQuarantineSlots): freed small
+  // objects, oldest at quarantine_next, released when pushed out.
+  std::uint32_t quarantine_next = 0;
+  void* quarantine[cfg::kQuarantineSlots > 0 ? cfg::kQuarantineSlots : 1] = {};
 
   // The slow path of a small malloc: refill from collected frees, the full
   // list, a retained empty block, a segment, or a fresh segment. nullptr + ENOMEM.
   void* malloc_small(std::size_t cls) noexcept;
   // The owner's free when the fast path cannot take it (page flags set).
   void free_local_slow(Page* page, void* p) noexcept;
+  // Put a checked, tagged object of this heap's block back on its free list.
+  void push_local(Page* page, FreeBlock* b) noexcept;
+  std::uint64_t next_random() noexcept;
   // The owner's free brought `used` to page->trigger.
   void on_trigger(Page* page) noexcept;
   // A block on the available list whose last object came back.
@@ -146,6 +155,10 @@ struct PerThreadHeap {
 // Remote free: p belongs to a block owned by another heap (or by none). The
 // free that hands back the last object of a full block discards the block.
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept;
+// The same after the checks: push a tagged object onto its block's remote list.
+void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept;
+// The hardened build: release every object the heap's quarantine holds (hardened.cpp).
+void quarantine_flush(PerThreadHeap* heap) noexcept;
 std::size_t reclaimed_blocks() noexcept;  // blocks discarded that way (statistics)
 // Statistics: empty blocks abandoned heaps keep now, and blocks new threads
 // adopted warm that way since start.
@@ -157,10 +170,14 @@ PerThreadHeap* heap_claim() noexcept;          // an abandoned heap, or a new on
 void heap_abandon(PerThreadHeap* heap) noexcept;
 PerThreadHeap* heap_registry_head() noexcept;  // walk with PerThreadHeap::next_heap (stats)
 
-// Checked mode: validate a small free (report and abort on misuse); with
-// `mark`, also mark the object freed with a cookie in its second word so a
-// second free is seen (realloc validates without marking).
-void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner, bool mark) noexcept;
+// The checks of every build: p must be a live object of `page` (or, in a block
+// of aligned objects, point into one); reports and aborts if not (freed:
+// double free; anything else: invalid). Returns the object's start. `owner`:
+// the calling thread owns the block (it may read the block's own state).
+void* small_live_object(Page* page, void* p, bool owner, Use use) noexcept;
+
+// Checked mode: validate a small free or realloc (report and abort on misuse).
+void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner) noexcept;
 
 // Fork: the registry and segment-pool locks.
 void heaps_lock() noexcept;

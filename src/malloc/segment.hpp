@@ -54,10 +54,57 @@ inline SegmentHeader* segment_of(const void* p) noexcept {
   return reinterpret_cast<SegmentHeader*>(segment_base(p));
 }
 
-// A free object, linked through its first word.
+struct Page;
+
+// A free object: linked through its first word; its second word holds the
+// freed tag, the address of its block's descriptor (the tcache key idea, with
+// a key the free path has in a register anyway). malloc clears the tag of
+// every object it hands out, so a tag on a freed-to object means a double free
+// (the owner confirms it on its free list before saying so, see
+// PerThreadHeap::free_local_slow). Every class holds at least these two words.
+struct FreeBlock;
+[[noreturn]] void report_corrupt_free_list(const FreeBlock* at) noexcept;
+
+// A per-process random secret (the hardened build's free-list links, canaries
+// and freed tags; 0 in the default build, which never reads it). Set before
+// the first small object exists (heap_claim).
+extern std::uintptr_t g_heap_secret __attribute__((visibility("hidden")));
+
 struct FreeBlock {
+  // The hardened build stores links encoded (cfg::kEncodeFreeLists): always
+  // go through next_block / set_next.
   FreeBlock* next;
+  const Page* tag;
+
+  FreeBlock* next_block() const noexcept {
+    if constexpr (!cfg::kEncodeFreeLists) {
+      return next;
+    } else {
+      auto self = reinterpret_cast<std::uintptr_t>(this);
+      std::uintptr_t decoded = reinterpret_cast<std::uintptr_t>(next) ^ self ^ g_heap_secret;
+      // A link stays inside its 64 KiB block (or ends the list).
+      if (decoded != 0 && ((decoded ^ self) >> cfg::kPageShift) != 0) report_corrupt_free_list(this);
+      return reinterpret_cast<FreeBlock*>(decoded);
+    }
+  }
+  void set_next(FreeBlock* n) noexcept {
+    if constexpr (!cfg::kEncodeFreeLists) {
+      next = n;
+    } else {
+      next = reinterpret_cast<FreeBlock*>(reinterpret_cast<std::uintptr_t>(n) ^ reinterpret_cast<std::uintptr_t>(this) ^
+                                          g_heap_secret);
+    }
+  }
 };
+
+// What free writes into a freed slot's second word. The hardened build keys it
+// with the secret, so no data can carry it by accident: a match is a double
+// free without the owner's confirmation.
+inline const Page* freed_tag(const Page* page) noexcept {
+  if constexpr (!cfg::kHardened) return page;
+  return reinterpret_cast<const Page*>(reinterpret_cast<std::uintptr_t>(page) ^ g_heap_secret);
+}
+static_assert(sizeof(FreeBlock) <= cfg::kMinAlign);
 
 // Page::remote holds this instead of a list when a freeing thread found every
 // object of the block on the remote list and discarded the block's memory: the
@@ -97,12 +144,12 @@ struct alignas(64) Page {
   std::uint8_t flags;  // PageFlag bits
   PageState state;
   std::uint8_t touched_pages;  // OS pages the bump pointer ever reached: what discarding must cover
-  // ---- shared with freeing threads ----
-  std::atomic<bool> in_full{false};  // on the class's full list (written by the owner only)
-  // Objects of a full block not yet freed remotely: capacity when it went full,
-  // one less per remote free after that. A hint: reaching 0 means every object
-  // may be on `remote`, which the freeing thread then checks (free_remote).
-  std::atomic<std::uint16_t> remote_left{0};
+  // ceil(2^32 / block_size) while the block holds a class, else 0: an offset n
+  // in the block starts an object iff (uint32)(n * slot_magic) < slot_magic
+  // (Lemire's divisibility test, exact for n, block_size < 2^16). 0 sends
+  // every free of the block to the slow path.
+  std::uint32_t slot_magic;
+  // ---- shared with freeing threads (in_full and remote_left live in the segment header) ----
   layers::DListLink<Page> link;  // in the class's available/full list, or the empty-page cache (PageList)
   std::atomic<FreeBlock*> remote{nullptr};  // freed by other threads; the owner takes the whole list
 
@@ -113,8 +160,24 @@ struct alignas(64) Page {
     until_trigger = static_cast<std::int32_t>(used()) - static_cast<std::int32_t>(value);
     trigger = static_cast<std::uint16_t>(value);
   }
+  // On the class's full list (written by the owner only; SmallSegment::PageShared).
+  std::atomic<bool>& in_full() const noexcept;
+  // Objects of a full block not yet freed remotely: capacity when it went full,
+  // one less per remote free after that. A hint: reaching 0 means every object
+  // may be on `remote`, which the freeing thread then checks (free_remote).
+  std::atomic<std::uint16_t>& remote_left() const noexcept;
   // The owner's own view of in_full (it is the only writer).
-  bool full() const noexcept { return in_full.load(std::memory_order_relaxed); }
+  bool full() const noexcept { return in_full().load(std::memory_order_relaxed); }
+  // Does p (in this block) point at the start of a slot? One multiply.
+  bool is_slot_start(const void* p) const noexcept { return is_slot_start(p, slot_magic); }
+  static bool is_slot_start(const void* p, std::uint32_t magic) noexcept {
+    auto offset = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1));
+    return offset * magic < magic;
+  }
+  void set_block_size(std::uint32_t size) noexcept {
+    block_size = static_cast<std::uint16_t>(size);
+    slot_magic = static_cast<std::uint32_t>(0xFFFFFFFFu / size + 1);
+  }
 
   // The block's memory, from the descriptor's place in the segment header.
   char* start() const noexcept {
@@ -163,6 +226,13 @@ struct SmallSegment {
   layers::DListLink<SmallSegment> link;  // in its heap's segment list or the pool of unused segments
   std::uint64_t free_pages;  // bit i: page i is not in use (bit 0, the header, never is)
   alignas(64) Page pages[cfg::kPagesPerSegment];
+  // What freeing threads read and write of a block, beside its descriptor (so
+  // that the descriptor keeps one cache line with room for slot_magic).
+  struct PageShared {
+    std::atomic<bool> in_full{false};
+    std::atomic<std::uint16_t> remote_left{0};
+  };
+  PageShared shared[cfg::kPagesPerSegment];
 
   static constexpr std::uint64_t kAllPagesFree =
       (cfg::kPagesPerSegment == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << cfg::kPagesPerSegment) - 1)) &
@@ -176,6 +246,17 @@ struct SmallSegment {
 };
 
 static_assert(sizeof(SmallSegment) <= cfg::kPageSize, "the header fits in page 0");
+
+inline std::atomic<bool>& Page::in_full() const noexcept {
+  auto self = reinterpret_cast<std::uintptr_t>(this);
+  auto* seg = reinterpret_cast<SmallSegment*>(self & ~(cfg::kSegmentSize - 1));
+  return seg->shared[this - seg->pages].in_full;
+}
+inline std::atomic<std::uint16_t>& Page::remote_left() const noexcept {
+  auto self = reinterpret_cast<std::uintptr_t>(this);
+  auto* seg = reinterpret_cast<SmallSegment*>(self & ~(cfg::kSegmentSize - 1));
+  return seg->shared[this - seg->pages].remote_left;
+}
 
 // A heap's segments, or the pool of unused ones.
 using SegmentList = layers::IntrusiveDList<SmallSegment, &SmallSegment::link>;

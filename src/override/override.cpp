@@ -31,8 +31,10 @@ STRATA_EXPORT void* valloc(size_t size) noexcept { return sm::allocate_page_alig
 STRATA_EXPORT void* pvalloc(size_t size) noexcept { return sm::allocate_page_multiple(size); }
 STRATA_EXPORT size_t malloc_usable_size(void* ptr) noexcept { return sm::usable_size(ptr); }
 // C23: the size and alignment are hints strata does not need.
-STRATA_EXPORT void free_sized(void* ptr, size_t) noexcept { sm::deallocate(ptr); }
-STRATA_EXPORT void free_aligned_sized(void* ptr, size_t, size_t) noexcept { sm::deallocate(ptr); }
+STRATA_EXPORT void free_sized(void* ptr, size_t size) noexcept { sm::deallocate_sized(ptr, size, 0); }
+STRATA_EXPORT void free_aligned_sized(void* ptr, size_t alignment, size_t size) noexcept {
+  sm::deallocate_sized(ptr, size, alignment);
+}
 
 }  // extern "C"
 
@@ -117,11 +119,15 @@ STRATA_EXPORT void operator delete(void* p) noexcept { sm::deallocate(p); }
 STRATA_EXPORT void operator delete[](void* p) noexcept { sm::deallocate(p); }
 STRATA_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { sm::deallocate(p); }
 STRATA_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete(void* p, std::size_t) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete[](void* p, std::size_t) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete(void* p, std::size_t size) noexcept { sm::deallocate_sized(p, size, 0); }
+STRATA_EXPORT void operator delete[](void* p, std::size_t size) noexcept { sm::deallocate_sized(p, size, 0); }
 STRATA_EXPORT void operator delete(void* p, std::align_val_t) noexcept { sm::deallocate(p); }
 STRATA_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { sm::deallocate(p); }
 STRATA_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { sm::deallocate(p); }
 STRATA_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete(void* p, std::size_t, std::align_val_t) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete(void* p, std::size_t size, std::align_val_t align) noexcept {
+  sm::deallocate_sized(p, size, static_cast<std::size_t>(align));
+}
+STRATA_EXPORT void operator delete[](void* p, std::size_t size, std::align_val_t align) noexcept {
+  sm::deallocate_sized(p, size, static_cast<std::size_t>(align));
+}

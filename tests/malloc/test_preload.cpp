@@ -40,3 +40,28 @@ TEST(StrataPreload, CheckedModeUnderPreloadRunsCleanPrograms) {
 }
 
 }  // namespace
+
+// libstrata-hardened.so: the same programs, and C++ ones (sized delete),
+// run clean: none of its checks fires on correct programs.
+namespace {
+
+const std::string kHardened = std::string("LD_PRELOAD=") + STRATA_HARDENED_LIBRARY;
+
+TEST(StrataPreloadHardened, ShellCoreutilsAndThreadsRunClean) {
+  auto r = run_program({"/bin/sh", "-c",
+                        "ls -la / | sort | wc -l > /dev/null && seq 1 300000 | sort --parallel=4 -S 8M -n | tail -n 1"},
+                       {kHardened});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "300000\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(StrataPreloadHardened, CxxProgramRunsClean) {
+  // cmake is C++: new/delete, sized delete, std::string and containers.
+  auto r = run_program({"/bin/sh", "-c", "cmake -E capabilities > /dev/null && cmake -E echo ok"}, {kHardened});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok\n");
+  EXPECT_EQ(r.err, "");
+}
+
+}  // namespace

@@ -1,0 +1,188 @@
+// The hardened build (STRATA_MALLOC_HARDENED, libstrata-hardened.so): every
+// hardening policy of config.hpp shown firing with its message, and what it
+// changes for correct programs (usable sizes, zeroed frees, delayed reuse).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "allocator.hpp"
+#include "config.hpp"
+#include "strata/strata.h"
+
+namespace {
+
+namespace cfg = strata::malloc_config;
+static_assert(cfg::kHardened, "this test links strata_core_hardened");
+
+std::string line(const char* what, const void* p) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "^strata: %s %p\n$", what, p);
+  return buf;
+}
+
+// Free `count` objects of `size` so that everything freed before them leaves
+// the calling thread's quarantine.
+void push_through_quarantine(std::size_t size) {
+  std::vector<void*> filler(cfg::kQuarantineSlots);
+  for (auto& f : filler) f = strata_malloc(size);
+  for (auto* f : filler) strata_free(f);
+}
+
+using StrataHardenedDeathTest = testing::Test;
+
+TEST_F(StrataHardenedDeathTest, CanaryAfterASmallObject) {
+  auto* p = static_cast<char*>(strata_malloc(24));
+  ASSERT_EQ(strata_usable_size(p), 24u) << "the slot's last word is the canary";
+  p[24] = 'x';  // one byte past the object
+  EXPECT_DEATH(strata_free(p), line("heap overflow past", p));
+}
+
+// Objects of one class, the first of which the test frees.
+std::vector<void*> block_with_freed_first(std::size_t size) {
+  std::vector<void*> objects(5 * cfg::kQuarantineSlots);
+  for (auto& o : objects) o = strata_malloc(size);
+  return objects;
+}
+// Every other object after the first: enough leave the quarantine to put the
+// first one's block back in use with the first on its free list, while half
+// of the block stays live (so it is never retired and bumped through afresh).
+void free_every_other(const std::vector<void*>& objects) {
+  for (std::size_t i = 1; i < objects.size(); i += 2) strata_free(objects[i]);
+}
+
+TEST_F(StrataHardenedDeathTest, WriteAfterFreeSeenOnReuse) {
+  std::vector<void*> objects = block_with_freed_first(64);
+  auto* p = static_cast<char*>(objects[0]);
+  strata_free(p);
+  p[40] = 1;  // the object is zero now; this write is the bug
+  free_every_other(objects);
+  EXPECT_DEATH(
+      {
+        for (int i = 0; i < 100000; ++i) (void)strata_malloc(64);
+      },
+      line("write after free of", p));
+  p[40] = 0;  // the death was the child's: mend this process's heap
+}
+
+TEST_F(StrataHardenedDeathTest, ForgedFreeListLink) {
+  // Objects pushed out of the quarantine are on their block's free list; an
+  // overflow that rewrites one's link is caught when malloc follows it.
+  std::vector<void*> objects = block_with_freed_first(200);
+  auto* p = static_cast<void**>(objects[0]);
+  strata_free(p);
+  free_every_other(objects);
+  void* link = p[0];
+  p[0] = reinterpret_cast<void*>(0x4141414141414141);
+  EXPECT_DEATH(
+      {
+        for (int i = 0; i < 100000; ++i) (void)strata_malloc(200);
+      },
+      line("corrupted free list at", p));
+  p[0] = link;  // the death was the child's: mend this process's heap
+}
+
+TEST_F(StrataHardenedDeathTest, DoubleFreeWhileQuarantined) {
+  void* p = strata_malloc(64);
+  strata_free(p);
+  EXPECT_DEATH(strata_free(p), line("double free of", p));
+}
+
+TEST_F(StrataHardenedDeathTest, SlotStartThatWasNeverHandedOut) {
+  auto* p = static_cast<char*>(strata_malloc(2000));  // a fresh block of its class
+  char* unreached = p + 2048 * 20;
+  EXPECT_DEATH(strata_free(unreached), line("invalid free of", unreached));
+  strata_free(p);
+}
+
+TEST_F(StrataHardenedDeathTest, PointerNoSegmentHoldsIsReportedNotAFault) {
+  int on_stack[8];
+  static char global[64];
+  EXPECT_DEATH(strata_free(on_stack + 4), line("invalid free of", on_stack + 4));
+  EXPECT_DEATH(strata_free(global + 16), line("invalid free of", global + 16));
+}
+
+TEST_F(StrataHardenedDeathTest, SizedFreeWithTheWrongSize) {
+  void* small = strata_malloc(100);
+  void* large = strata_malloc(50000);
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 300, 0), line("wrong size in sized free of", small));
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 20, 0), line("wrong size in sized free of", small));
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(large, 10000, 0), line("wrong size in sized free of", large));
+  strata::malloc_detail::deallocate_sized(small, 100, 0);
+  strata::malloc_detail::deallocate_sized(large, 50000, 0);
+}
+
+TEST(StrataHardened, SizedFreeAcceptsEverySizeTheObjectCouldHave) {
+  for (std::size_t size = 0; size <= 20000; size += size < 600 ? 1 : 97) {
+    void* p = strata_malloc(size);
+    strata::malloc_detail::deallocate_sized(p, size, 0);
+  }
+  void* p = strata_malloc(1000);
+  p = strata_realloc(p, 600);  // kept in place: 600 is its size now
+  strata::malloc_detail::deallocate_sized(p, 600, 0);
+  void* a = strata_aligned_alloc(4096, 16);
+  strata::malloc_detail::deallocate_sized(a, 16, 4096);
+}
+
+TEST(StrataHardened, FreedObjectsAreZeroed) {
+  auto* p = static_cast<unsigned char*>(strata_malloc(128));
+  std::memset(p, 0xab, 128);
+  strata_free(p);
+  // Words 0 and 1 hold the free-list link and the freed tag.
+  for (std::size_t i = 16; i < 128; ++i) ASSERT_EQ(p[i], 0) << i;
+}
+
+TEST(StrataHardened, QuarantineDelaysReuse) {
+  void* p = strata_malloc(96);
+  strata_free(p);
+  std::vector<void*> later;
+  for (std::size_t i = 0; i < cfg::kQuarantineSlots / 2; ++i) {
+    later.push_back(strata_malloc(96));
+    EXPECT_NE(later.back(), p) << "reused after " << i << " allocations";
+  }
+  for (void* q : later) strata_free(q);
+}
+
+TEST(StrataHardened, SlotsAreNotReusedInFreeOrder) {
+  // Without the random choice, objects leaving the quarantine in order
+  // a[0], a[1], ... come back from the free list as ..., a[1], a[0].
+  constexpr std::size_t kWatched = 200;
+  std::vector<void*> a(kWatched);
+  for (auto& o : a) o = strata_malloc(48);
+  for (auto* o : a) strata_free(o);
+  push_through_quarantine(48);
+  std::vector<std::size_t> order;
+  for (int i = 0; i < 20000 && order.size() < kWatched; ++i) {
+    void* q = strata_malloc(48);
+    for (std::size_t k = 0; k < kWatched; ++k)
+      if (a[k] == q) order.push_back(k);
+  }
+  ASSERT_GT(order.size(), kWatched / 2);
+  std::size_t inversions = 0;  // pairs that do not follow the LIFO order
+  for (std::size_t i = 1; i < order.size(); ++i) inversions += order[i] > order[i - 1];
+  EXPECT_GT(inversions, order.size() / 10);
+}
+
+TEST(StrataHardened, CorrectUseOfEveryKindWorks) {
+  std::vector<void*> objects;
+  for (std::size_t size : {1, 8, 24, 100, 1000, 8000, 8184, 8185, 50000, 3000000}) {
+    auto* p = static_cast<unsigned char*>(strata_malloc(size));
+    ASSERT_NE(p, nullptr);
+    ASSERT_GE(strata_usable_size(p), size);
+    std::memset(p, 0x5a, strata_usable_size(p));  // every usable byte, up to the canary
+    objects.push_back(p);
+  }
+  for (std::size_t align : {32, 64, 256, 4096}) {
+    void* p = strata_aligned_alloc(align, 40);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u);
+    std::memset(p, 1, strata_usable_size(p));
+    objects.push_back(p);
+  }
+  for (void* p : objects) strata_free(p);
+}
+
+}  // namespace
