@@ -44,12 +44,13 @@ ALLOCATOR_FRAMES = ("malloc *", "calloc *", "realloc *", "memalign *", "posix_me
 SITE_FRAMES = 4  # frames shown per site (and merged on)
 
 
-def tool_dir() -> Path:
-    """The Valgrind library folder holding the tool (src/drag/lib in the build)."""
+def tool_dir(tool_name: str = TOOL) -> Path:
+    """The Valgrind library folder holding the tool (src/drag/lib in the build;
+    strata-pages lives there too)."""
     folder = paths.build_dir() / "src" / "drag" / "lib"
-    tool = folder / f"{TOOL}-{PLATFORM}"
+    tool = folder / f"{tool_name}-{PLATFORM}"
     if not tool.is_file():
-        raise LabError(f"{tool} is missing: build strata-drag first (`make build`; it needs Valgrind's "
+        raise LabError(f"{tool} is missing: build {tool_name} first (`make build`; it needs Valgrind's "
                        "development files, Debian packages valgrind and pkg-config: tools/apt/drag.txt) "
                        "or point STRATA_LAB_BUILD_DIR at a build directory")
     return folder

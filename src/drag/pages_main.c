@@ -21,8 +21,12 @@
      - the rest of the LRU stack is kept as marks in a Fenwick tree indexed
        by the time a page left the array (pages leave the array in LRU order,
        so that order is recency): a page whose mark is at t has distance
-       FRONT_PAGES + (marks after t) + 1, an O(log n) prefix sum; the marks
-       are renumbered 0..n-1 when the times run out of room.
+       (pages in the array) + (marks after t) + 1, an O(log n) prefix sum;
+       the marks are renumbered 0..n-1 when the times run out of room.
+   Pages given back to the kernel (munmap, madvise DONTNEED/FREE/REMOVE, a
+   shrinking brk) leave the stack, as in Vam's simulator (§4.6): the pages
+   below come closer, and touching one again is a demand-zero fault, counted
+   at every memory size like a first touch (refilled_pages).
    It also records the working set: distinct pages per window of
    --pages-window references.
 
@@ -40,6 +44,7 @@
 #include "pub_tool_options.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
 #include "vg_accesses.h"
 #pragma GCC diagnostic pop
 
@@ -47,6 +52,7 @@
 #define FRONT_PAGES 8
 #define NO_PAGE (~(UWord)0)
 #define NOT_IN_TAIL (~(ULong)0)
+#define DISCARDED (~(ULong)0 - 1) /* tail_time of a page given back to the kernel */
 
 /* ------------------------------------------------------------------ */
 /* Options                                                              */
@@ -96,7 +102,7 @@ static void counts_add(Counts* c, ULong index, ULong n) {
 
 typedef struct {
   UWord page; /* NO_PAGE: empty slot */
-  ULong tail_time; /* NOT_IN_TAIL while the page is in the front array */
+  ULong tail_time; /* NOT_IN_TAIL while the page is in the front array, DISCARDED while out of the stack */
   ULong window_plus1; /* the last window it was counted in, plus one (0: none) */
 } PageEntry;
 
@@ -170,7 +176,7 @@ static void renumber_tail(void) {
   PageEntry** marked = VG_(malloc)("pages.renumber", (tail_marks + 1) * sizeof(PageEntry*));
   ULong n = 0;
   for (ULong i = 0; i < (1ULL << table_bits); i++)
-    if (table[i].page != NO_PAGE && table[i].tail_time != NOT_IN_TAIL) marked[n++] = &table[i];
+    if (table[i].page != NO_PAGE && table[i].tail_time < DISCARDED) marked[n++] = &table[i];
   tl_assert(n == tail_marks);
   VG_(ssort)(marked, n, sizeof(PageEntry*), cmp_entry_time);
   for (ULong i = 0; i < n; i++) marked[i]->tail_time = i;
@@ -197,13 +203,13 @@ static void tail_push(PageEntry* e) {
   tail_marks++;
 }
 
-/* Its distance (FRONT_PAGES + marks after it + 1), and the mark removed. */
+/* Its mark removed; returns the marks after it. */
 static ULong tail_take(PageEntry* e) {
   const ULong after = tail_marks - fenwick_prefix(e->tail_time);
   fenwick_add(e->tail_time, -1);
   tail_marks--;
   e->tail_time = NOT_IN_TAIL;
-  return FRONT_PAGES + after + 1;
+  return after;
 }
 
 /* ------------------------------------------------------------------ */
@@ -222,6 +228,8 @@ static FrontEntry front[FRONT_PAGES]; /* the most recent pages, most recent firs
 static Int front_used = 0;
 static ULong slow_references = 0; /* references to a page other than the most recent */
 static ULong distinct_pages = 0;
+static ULong refilled_pages = 0; /* references to a page after it was discarded */
+static ULong discarded_pages = 0; /* pages taken out of the stack by munmap, madvise, brk */
 static Counts distances; /* distances.at[d]: references at stack distance d (1 counted at exit) */
 static Counts working_set; /* working_set.at[w]: distinct pages referenced in window w */
 static ULong current_window = 0;
@@ -261,10 +269,15 @@ static void reference(UWord page, ULong index) {
   } else {
     Bool fresh;
     PageEntry* e = table_get(page, &fresh);
-    if (fresh)
+    if (fresh) {
       distinct_pages++;
-    else
-      counts_add(&distances, tail_take(e), 1);
+    } else if (e->tail_time == DISCARDED) { /* a demand-zero page again: faults at every size */
+      refilled_pages++;
+      e->tail_time = NOT_IN_TAIL;
+    } else { /* in the tail: below every front page and the tail marks after it */
+      const ULong after = tail_take(e);
+      counts_add(&distances, (ULong)front_used + after + 1, 1);
+    }
     FrontEntry entry = {page, e->window_plus1};
     if (front_used == FRONT_PAGES) { /* the last one joins the tail */
       Bool unused;
@@ -320,6 +333,58 @@ static void on_post_mem_write(CorePart part, ThreadId tid, Addr a, SizeT size) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Pages given back to the kernel (munmap, madvise, a shrinking brk)    */
+
+/* Vam (§4.6) keeps such pages out of the LRU queue: their frames are free at
+   once, so the pages below them come closer, and touching one again is a
+   demand-zero fault (counted at every memory size, like a first touch). */
+static void discard_page(UWord page) {
+  Int i = 0;
+  while (i < front_used && front[i].page != page) i++;
+  if (i < front_used) {
+    for (; i + 1 < front_used; i++) front[i] = front[i + 1];
+    front_used--;
+    PageEntry* e = table_find(page);
+    e->tail_time = DISCARDED;
+    top_page = front_used > 0 ? front[0].page : NO_PAGE;
+    discarded_pages++;
+    return;
+  }
+  PageEntry* e = table_find(page);
+  if (e->page == NO_PAGE || e->tail_time == DISCARDED) return; /* never touched, or already out */
+  tail_take(e);
+  e->tail_time = DISCARDED;
+  discarded_pages++;
+}
+
+static void discard_range(Addr a, SizeT len) {
+  if (len == 0) return;
+  /* The kernel rounds the end up; a start inside a page (a brk) keeps that page. */
+  const UWord first = (a + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT, end = (a + len + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT;
+  if (end <= first) return;
+  if (end - first <= table_used + FRONT_PAGES) {
+    for (UWord page = first; page < end; page++) discard_page(page);
+    return;
+  }
+  for (ULong i = 0; i < (1ULL << table_bits); i++) /* a large range: walk the pages seen instead */
+    if (table[i].page != NO_PAGE && table[i].page >= first && table[i].page < end) discard_page(table[i].page);
+}
+
+static void on_die_mem(Addr a, SizeT len) { discard_range(a, len); }
+
+#define MADV_DONTNEED 4
+#define MADV_FREE 8
+#define MADV_REMOVE 9
+
+static void pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt n_args) { (void)tid, (void)sysno, (void)args, (void)n_args; }
+
+static void post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt n_args, SysRes res) {
+  (void)tid, (void)n_args;
+  if (sysno != __NR_madvise || sr_isError(res)) return;
+  if (args[2] == MADV_DONTNEED || args[2] == MADV_FREE || args[2] == MADV_REMOVE) discard_range(args[0], args[1]);
+}
+
+/* ------------------------------------------------------------------ */
 /* Instrumentation                                                      */
 
 /* One reference, inline:
@@ -359,12 +424,14 @@ static void write_results(Int exitcode) {
   ULong larger = 0;
   for (ULong d = 2; d < distances.size; d++) larger += distances.at[d];
   counts_add(&distances, 1, 0);
-  distances.at[1] = references - distinct_pages - larger;
+  distances.at[1] = references - distinct_pages - refilled_pages - larger;
   VG_(fprintf)(f, "{\n  \"format\": \"strata-pages\",\n  \"version\": 1,\n  \"pid\": %d,\n  \"exit_code\": %d,\n",
                VG_(getpid)(), exitcode);
   VG_(fprintf)(f, "  \"page_size\": %d,\n  \"references\": %llu,\n  \"references_to_another_page\": %llu,\n",
                1 << PAGE_SHIFT, references, slow_references);
-  VG_(fprintf)(f, "  \"distinct_pages\": %llu,\n  \"distances\": [", distinct_pages);
+  VG_(fprintf)(f, "  \"distinct_pages\": %llu,\n  \"discarded_pages\": %llu,\n  \"refilled_pages\": %llu,\n",
+               distinct_pages, discarded_pages, refilled_pages);
+  VG_(fprintf)(f, "  \"distances\": [");
   Bool first = True;
   for (ULong d = 1; d < distances.size; d++) {
     if (distances.at[d] == 0) continue;
@@ -405,6 +472,9 @@ static void pre_clo_init(void) {
   VG_(track_pre_mem_read)(on_pre_mem_read);
   VG_(track_pre_mem_read_asciiz)(on_pre_mem_read_asciiz);
   VG_(track_post_mem_write)(on_post_mem_write);
+  VG_(track_die_mem_munmap)(on_die_mem);
+  VG_(track_die_mem_brk)(on_die_mem);
+  VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(pre_clo_init)

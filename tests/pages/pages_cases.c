@@ -1,7 +1,7 @@
 /* A program with known page references, measured by lab/tests/test_pages.py
    under strata-pages:
 
-     pages_cases N PASSES STEPS SEED
+     pages_cases N PASSES STEPS SEED [discard]
 
    maps N fresh pages, touches them in order PASSES times over (a loop over N
    pages; PASSES = 1 is a sequential scan), then takes STEPS steps of a random
@@ -10,10 +10,13 @@
    only in PASSES or STEPS differ exactly by those references: every other
    page lies below all N pages in the LRU stack by then. Give the numbers
    with leading zeros to the same width in runs that are compared, so that
-   parsing them makes the same references. */
+   parsing them makes the same references. With `discard`, the N pages are
+   given back (madvise MADV_DONTNEED) after the first pass: the later passes
+   touch demand-zero pages again. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 enum { PAGE = 4096 };
@@ -26,8 +29,9 @@ static uint64_t xorshift(uint64_t* s) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: pages_cases N PASSES STEPS SEED\n");
+  const int discard = argc == 6 && strcmp(argv[5], "discard") == 0;
+  if (argc != 5 && !discard) {
+    fprintf(stderr, "usage: pages_cases N PASSES STEPS SEED [discard]\n");
     return 2;
   }
   const long n = atol(argv[1]), passes = atol(argv[2]), steps = atol(argv[3]);
@@ -42,8 +46,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   volatile unsigned char* buf = p;
-  for (long r = 0; r < passes; r++)
+  for (long r = 0; r < passes; r++) {
     for (long i = 0; i < n; i++) buf[i * PAGE] = 1;
+    if (discard && r == 0 && madvise(p, (size_t)n * PAGE, MADV_DONTNEED) != 0) {
+      perror("pages_cases: madvise");
+      return 1;
+    }
+  }
   for (long i = 0; i < steps; i++) buf[(long)(xorshift(&seed) % (uint64_t)n) * PAGE] = 1;
   return 0;
 }
