@@ -68,11 +68,11 @@ def test_smoke_config_end_to_end(tmp_path):
     profiles = rows(out / "profiles.csv")
     assert profiles and all(p["status"] == "ok" and int(p["peak_live_bytes"]) > 0 for p in profiles)
     bench = rows(out / "bench.csv")
-    assert {b["bench"] for b in bench} == {"zero-cost", "zero-cost-callgrind", "drag"} and all(b["status"] == "ok" for b in bench)
+    assert {b["bench"] for b in bench} == {"zero-cost", "zero-cost-callgrind", "drag", "pages"} and all(b["status"] == "ok" for b in bench)
     md = (out / "report.md").read_text()
     for section in ["Per-class allocation", "Regions against general-purpose", "Resilience to fragmentation",
                     "Real programs", "Reaps, regions and naive", "Allocation statistics", "General-purpose allocators",
-                    "Heap layers"]:
+                    "Heap layers", "Page-level locality and paging"]:
         assert f"## {section}" in md
     assert "| verdict | claim | source | quantity and criterion | estimate (95% CI) | details |" in md
     # The smoke config exercises every verdict path.

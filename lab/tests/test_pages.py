@@ -181,3 +181,79 @@ def test_bad_input(tmp_path):
     unbuilt = lab("pages", "-o", tmp_path / "a", "--", CASES, "1", "1", "0", "1",
                   env={"STRATA_LAB_BUILD_DIR": tmp_path})
     assert unbuilt.returncode == 2 and "strata-pages-amd64-linux is missing" in unbuilt.stderr
+
+
+# ---- the evaluation: [bench.pages] and the page-locality section ----------------
+
+PAGES_CONFIG = """
+[evaluation]
+runs = 5
+
+[bench.pages]
+workloads = ["cfrac"]
+allocators = ["glibc", "strata"]
+scale = 0.01
+"""
+
+
+@pytest.mark.parametrize("change, message", [
+    (('["cfrac"]', '["nope"]'), "bench.pages.workloads[0]: unknown workload 'nope'"),
+    (('["glibc", "strata"]', '["glibc", "nope"]'), "bench.pages.allocators[1]: unknown allocator 'nope'"),
+    (('scale = 0.01', 'scale = -0.5'), "bench.pages.scale: -0.5: must be > 0"),
+    (('scale = 0.01', 'mode = "naïve"'), "bench.pages.mode[0]: unknown mode 'naïve'"),
+    (('allocators = ["glibc", "strata"]\n', ''), "bench.pages.allocators: missing"),
+])
+def test_pages_config_errors_name_the_field(change, message):
+    from strata_lab import evalconfig
+    from strata_lab.errors import LabError
+    with pytest.raises(LabError) as error:
+        evalconfig.parse(PAGES_CONFIG.replace(*change), "test.toml", ["cfrac"], ["glibc", "strata"])
+    assert message in str(error.value)
+    evalconfig.parse(PAGES_CONFIG, "test.toml", ["cfrac"], ["glibc", "strata"])  # the unchanged text parses
+
+
+def _pages_results(tmp_path, curves):
+    """A synthetic results folder whose bench rows and curve files are the given curves."""
+    from synthetic import Synthetic
+    from strata_lab.pages import write_curve_csv
+    s = Synthetic()
+    folder = tmp_path / "r"
+    for (workload, allocator), (curve, footprint) in curves.items():
+        out = folder / "pages" / f"{workload}-{allocator}"
+        out.mkdir(parents=True)
+        write_curve_csv(curve, out / "curve.csv")
+        s.bench.append({"bench": "pages", "round": 1, "contender": workload, "allocator": allocator, "status": "ok",
+                        "scale": 1, "mode": "naive", "references": curve[0], "distinct_pages": footprint,
+                        "knee_pages": 0, "peak_working_set": footprint})
+    return s.write(folder)
+
+
+def test_page_locality_section_judges_the_claims_from_the_curves(tmp_path):
+    from strata_lab import report
+    # glibc: 100 pages, faults fall late; strata: the same footprint, faults fall early (better locality).
+    glibc = [10000] + [10000 - 90 * m for m in range(1, 101)] + [100]
+    strata = [10000] + [max(100, 10000 - 400 * m) for m in range(1, 101)]
+    others = {a: (glibc, 100) for a in ("lea", "kingsley")}
+    curves = {("cfrac", "glibc"): (glibc, 100), ("cfrac", "strata"): (strata, 100),
+              ("cfrac", "mimalloc"): (strata, 100), ("cfrac", "jemalloc"): (strata, 100),
+              **{("cfrac", a): c for a, c in others.items()}}
+    folder = _pages_results(tmp_path, curves)
+    md = report.render(folder)["md"].read_text()
+    assert "## Page-level locality and paging (Vam §4.5–4.6)" in md
+    assert "plots/page-locality-cfrac.png" in md
+    claims = {c.key: c for c in report.claims_of(folder)}
+    pressure = claims["page-locality.memory-pressure"]
+    # at 50 pages: strata 100 (compulsory) against glibc 10000 - 4500 = 5500
+    assert pressure.estimates["cfrac at 50%"].value == pytest.approx(100 / 5500)
+    assert pressure.verdict == "held"
+    assert claims["page-locality.miss-curve"].verdict == "held"
+    assert claims["page-locality.page-based-layout"].verdict == "held"
+
+
+def test_page_locality_section_without_runs_measures_nothing(tmp_path):
+    from strata_lab import report
+    folder = _pages_results(tmp_path, {})
+    claims = {c.key: c for c in report.claims_of(folder)}
+    assert all(claims[k].verdict == "not measured" for k in
+               ("page-locality.memory-pressure", "page-locality.miss-curve", "page-locality.page-based-layout"))
+    assert "Not run: this configuration has no [bench.pages]." in report.render(folder)["md"].read_text()

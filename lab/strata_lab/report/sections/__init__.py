@@ -1,8 +1,9 @@
 """One module per report section, each mirroring a paper's figure or table."""
 from . import drag, general_purpose, heap_layers, per_class, reaps, real_programs, regions, resilience, statistics
+from . import page_locality
 
 # Report order; the keys are evalconfig.SECTIONS plus drag.
 SECTIONS = {"per-class": per_class.build, "regions": regions.build, "resilience": resilience.build,
             "real-programs": real_programs.build, "reaps": reaps.build, "drag": drag.build,
             "statistics": statistics.build, "general-purpose": general_purpose.build,
-            "heap-layers": heap_layers.build}
+            "heap-layers": heap_layers.build, "page-locality": page_locality.build}
