@@ -11,13 +11,11 @@ working_set.csv."""
 import csv
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
 
-from . import runner
-from .drag import _check_program, _check_writable, _status, _valgrind, tool_dir
-from .errors import LabError, ProgramFailed
+from .drag import _status, exit_status, run_tool
+from .errors import LabError
 
 TOOL = "strata-pages"
 PAGE_KIB = 4
@@ -79,27 +77,11 @@ def measure(argv: Sequence[str], out_dir=None, quiet: bool = False, window: int 
     with out_dir, writes them there. preload: libraries put in LD_PRELOAD
     (another malloc: the program runs with it, and its accesses count)."""
     argv = list(argv)
-    if not argv:
-        raise LabError("no command given (put it after --)")
     if window < 1:
         raise LabError(f"--window {window}: must be >= 1")
-    folder = tool_dir(TOOL)
-    valgrind = _valgrind()
-    _check_program(argv[0])
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        _check_writable(out)
-    with tempfile.TemporaryDirectory(prefix="strata-pages-") as tmp:
-        command = [valgrind, f"--tool={TOOL}", "-q", "--trace-children=yes", f"--pages-out={tmp}/raw.%p.json",
-                   f"--pages-window={window}"]
-        result = runner.run(command + ["--"] + argv, list(preload), {"VALGRIND_LIB": str(folder)}, quiet=quiet,
-                            capture=quiet, timeout_s=timeout_s)
-        raw_path = Path(tmp) / f"raw.{result.pid}.json"
-        if not raw_path.is_file():
-            detail = f": {result.stderr_tail.strip()[-800:]}" if result.stderr_tail else ""
-            raise ProgramFailed(f"the program {' '.join(argv)} {result.status()} under {TOOL}, "
-                                f"which wrote no results{detail}")
-        raw = json.loads(raw_path.read_text())
+    result, raw = run_tool(TOOL, lambda tmp: [f"--pages-out={tmp}/raw.%p.json", f"--pages-window={window}"],
+                           argv, out, quiet, timeout_s, preload)
     figures = summarize(raw)
     figures.update(command=argv, preload=list(preload), status=_status(result),
                    partial=result.returncode < 0 or result.timed_out, wall_seconds=result.wall_ns / 1e9)
@@ -185,12 +167,5 @@ def command(args) -> int:
                       preload=args.allocator.preload())
     print(f"strata-lab pages: {args.output}/pages.json, curve.csv, curve.png")
     print(describe(figures))
-    if figures["partial"]:
-        print(f"strata-lab pages: the program {figures['status']['text']}: these results are PARTIAL "
-              "(up to that moment)")
-        return 1
-    if figures["status"].get("exit_code", 0) != 0:
-        print(f"strata-lab pages: the program {figures['status']['text']}")
-        return 1
-    return 0
+    return exit_status(figures, "strata-lab pages")
 
