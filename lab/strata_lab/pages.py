@@ -128,7 +128,7 @@ def _title(argv: Sequence[str]) -> str:
 
 def plot_curves(curves: dict, path: Path, title: str) -> Path:
     """Fault curves, one line per label (faults on a log scale, memory in KiB),
-    each from 1 page to its footprint."""
+    each from 1 page to its largest distance."""
     import matplotlib  # imported here: only the plot needs it
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -139,6 +139,9 @@ def plot_curves(curves: dict, path: Path, title: str) -> Path:
     ax.set_xlabel("resident memory (KiB)")
     ax.set_ylabel("page faults under LRU (log scale)")
     ax.set_yscale("log")
+    compulsory = [c[-1] for c in curves.values() if c]
+    if compulsory:  # the memory-pressure range: up to 20x the compulsory faults (tiny memories fault on everything)
+        ax.set_ylim(0.8 * min(compulsory), min(max(c[0] for c in curves.values() if c), 20 * max(compulsory)))
     ax.set_title(title, fontsize=9)
     if any(curves):
         ax.legend(fontsize=7)
