@@ -71,6 +71,8 @@ def _instruments(sub) -> None:
     p.add_argument("-o", "--output", default="pages", help="output folder (default ./pages)")
     p.add_argument("--window", type=int, default=pages.DEFAULT_WINDOW,
                    help=f"references per working-set window (default {pages.DEFAULT_WINDOW:,})")
+    p.add_argument("--prefetch-memory", type=int, action="append", metavar="PAGES",
+                   help="simulate swap prefetching (Vam Fig. 9) in a memory of PAGES pages (repeatable, up to 4)")
     p.add_argument("--timeout", type=float, default=None, help="seconds; the program is killed after that")
     _add_alloc(p)
     _add_command(p)

@@ -66,22 +66,30 @@ def summarize(raw: dict) -> dict:
         "knee_pages": knee(curve, compulsory), "distances": raw["distances"], "curve": curve,
         "window_references": raw["window_references"], "working_set": raw["working_set"],
         "peak_working_set": max(raw["working_set"], default=0),
+        "prefetch": raw["prefetch"],  # [{memory_pages, misses, prefetchable}]: swap prefetching (Vam Fig. 9)
     }
 
 
 # ---- running the tool ------------------------------------------------------------
 
 def measure(argv: Sequence[str], out_dir=None, quiet: bool = False, window: int = DEFAULT_WINDOW,
-            timeout_s: Optional[float] = None, plot: bool = True, preload: Sequence[str] = ()) -> dict:
+            timeout_s: Optional[float] = None, plot: bool = True, preload: Sequence[str] = (),
+            prefetch_memory: Sequence[int] = ()) -> dict:
     """Runs argv under strata-pages; returns the figures (docs/pages.md) and,
     with out_dir, writes them there. preload: libraries put in LD_PRELOAD
-    (another malloc: the program runs with it, and its accesses count)."""
+    (another malloc: the program runs with it, and its accesses count).
+    prefetch_memory: memory sizes (pages, at most 4) at which to simulate swap prefetching."""
     argv = list(argv)
     if window < 1:
         raise LabError(f"--window {window}: must be >= 1")
+    if len(prefetch_memory) > 4 or any(m < 1 for m in prefetch_memory):
+        raise LabError(f"--prefetch-memory {list(prefetch_memory)}: at most 4 sizes, each >= 1 page")
     out = Path(out_dir) if out_dir is not None else None
-    result, raw = run_tool(TOOL, lambda tmp: [f"--pages-out={tmp}/raw.%p.json", f"--pages-window={window}"],
-                           argv, out, quiet, timeout_s, preload)
+
+    def options(tmp: str) -> list:
+        return ([f"--pages-out={tmp}/raw.%p.json", f"--pages-window={window}"]
+                + [f"--pages-prefetch-memory={m}" for m in prefetch_memory])
+    result, raw = run_tool(TOOL, options, argv, out, quiet, timeout_s, preload)
     figures = summarize(raw)
     figures.update(command=argv, preload=list(preload), status=_status(result),
                    partial=result.returncode < 0 or result.timed_out, wall_seconds=result.wall_ns / 1e9)
@@ -162,12 +170,13 @@ def describe(figures: dict) -> str:
         f"faults fall to within {KNEE_TOLERANCE:.0%} of compulsory at {knee_pages:,} pages "
         f"({knee_pages * PAGE_KIB:,} KiB of memory)",
         f"working set: at most {figures['peak_working_set']:,} pages per {figures['window_references']:,} references",
-    ])
+    ] + [f"swap prefetching at {p['memory_pages']:,} pages: {p['misses']:,} misses, {p['prefetchable']:,} prefetchable"
+         for p in figures["prefetch"]])
 
 
 def command(args) -> int:
     figures = measure(args.command, out_dir=args.output, quiet=False, window=args.window, timeout_s=args.timeout,
-                      preload=args.allocator.preload())
+                      preload=args.allocator.preload(), prefetch_memory=args.prefetch_memory or ())
     print(f"strata-lab pages: {args.output}/pages.json, curve.csv, curve.png")
     print(describe(figures))
     return exit_status(figures, "strata-lab pages")

@@ -136,6 +136,17 @@ def test_discarded_pages_leave_the_stack():
     assert not any(d == 50 and count >= 50 for d, count in discarded["distances"])
 
 
+def test_swap_prefetching_reads_aligned_groups_of_eight():
+    """Vam Fig. 9's model: in a memory of 50 pages, each pass over 96 pages (from a multiple of 8) misses 96
+    times; the first page of each group of 8 needs a read, which prefetches the other 7. After 5 passes the
+    buffer holds nothing from before the loop, so 3 more passes add exactly 3 x (12 reads, 84 prefetched)."""
+    five, eight = measure(96, 5, prefetch_memory=[50, 5000]), measure(96, 8, prefetch_memory=[50, 5000])
+    at50 = [(r["misses"], r["prefetchable"]) for r in (five["prefetch"][0], eight["prefetch"][0])]
+    assert at50[1][0] - at50[0][0] == 3 * 96
+    assert at50[1][1] - at50[0][1] == 3 * 84
+    assert eight["prefetch"][1]["memory_pages"] == 5000 and eight["prefetch"][1]["misses"] == 0  # all fits
+
+
 def test_working_set_windows():
     one = measure(20, 3, window=1)  # every window: one reference, one page
     assert one["working_set"] == [1] * one["references"]
@@ -212,7 +223,7 @@ def test_pages_config_errors_name_the_field(change, message):
     evalconfig.parse(PAGES_CONFIG, "test.toml", ["cfrac"], ["glibc", "strata"])  # the unchanged text parses
 
 
-def _pages_results(tmp_path, curves):
+def _pages_results(tmp_path, curves, prefetch=None):
     """A synthetic results folder whose bench rows and curve files are the given curves."""
     from synthetic import Synthetic
     from strata_lab.pages import write_curve_csv
@@ -224,7 +235,8 @@ def _pages_results(tmp_path, curves):
         write_curve_csv(curve, out / "curve.csv")
         s.bench.append({"bench": "pages", "round": 1, "contender": workload, "allocator": allocator, "status": "ok",
                         "scale": 1, "mode": "naive", "references": curve[0], "distinct_pages": footprint,
-                        "knee_pages": 0, "peak_working_set": footprint})
+                        "knee_pages": 0, "peak_working_set": footprint,
+                        **(prefetch or {}).get(allocator, {})})
     return s.write(folder)
 
 
@@ -237,8 +249,11 @@ def test_page_locality_section_judges_the_claims_from_the_curves(tmp_path):
     curves = {("cfrac", "glibc"): (glibc, 100), ("cfrac", "strata"): (strata, 100),
               ("cfrac", "mimalloc"): (strata, 100), ("cfrac", "jemalloc"): (strata, 100),
               **{("cfrac", a): c for a, c in others.items()}}
-    folder = _pages_results(tmp_path, curves)
+    prefetch = {"glibc": {"prefetch_memory_pages": 50, "prefetch_misses": 1000, "prefetchable": 550},
+                "strata": {"prefetch_memory_pages": 50, "prefetch_misses": 500, "prefetchable": 400}}
+    folder = _pages_results(tmp_path, curves, prefetch)
     md = report.render(folder)["md"].read_text()
+    assert "| 400 / 500 (80%) |" in md and "| 550 / 1,000 (55%) |" in md
     assert "## Page-level locality and paging (Vam §4.5–4.6)" in md
     assert "plots/page-locality-cfrac.png" in md
     claims = {c.key: c for c in report.claims_of(folder)}
@@ -248,6 +263,9 @@ def test_page_locality_section_judges_the_claims_from_the_curves(tmp_path):
     assert pressure.verdict == "held"
     assert claims["page-locality.miss-curve"].verdict == "held"
     assert claims["page-locality.page-based-layout"].verdict == "held"
+    prefetchability = claims["page-locality.prefetchability"]   # not prefetchable: 20% against 45%
+    assert prefetchability.estimates["cfrac"].value == pytest.approx(0.2 / 0.45)
+    assert prefetchability.verdict == "held"
 
 
 def test_page_locality_section_without_runs_measures_nothing(tmp_path):
@@ -255,5 +273,6 @@ def test_page_locality_section_without_runs_measures_nothing(tmp_path):
     folder = _pages_results(tmp_path, {})
     claims = {c.key: c for c in report.claims_of(folder)}
     assert all(claims[k].verdict == "not measured" for k in
-               ("page-locality.memory-pressure", "page-locality.miss-curve", "page-locality.page-based-layout"))
+               ("page-locality.memory-pressure", "page-locality.miss-curve", "page-locality.prefetchability",
+                "page-locality.page-based-layout"))
     assert "Not run: this configuration has no [bench.pages]." in report.render(folder)["md"].read_text()

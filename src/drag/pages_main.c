@@ -59,18 +59,24 @@
 
 static const HChar* clo_out = "strata-pages.%p.json";
 static Long clo_window = 1000000;
+#define MAX_PREFETCH_SIZES 4
+static Long clo_prefetch_memory[MAX_PREFETCH_SIZES]; /* memory sizes (pages) of the prefetch simulation */
+static Int n_prefetch_memory = 0;
 
 static Bool process_option(const HChar* arg) {
   if VG_STR_CLO(arg, "--pages-out", clo_out) {}
   else if VG_BINT_CLO(arg, "--pages-window", clo_window, 1, 1000000000000LL) {}
-  else return False;
+  else if VG_BINT_CLO(arg, "--pages-prefetch-memory", clo_prefetch_memory[n_prefetch_memory], 1, 1LL << 40) {
+    if (++n_prefetch_memory > MAX_PREFETCH_SIZES) VG_(fmsg_bad_option)(arg, "at most %d sizes\n", MAX_PREFETCH_SIZES);
+  } else return False;
   return True;
 }
 
 static void print_usage(void) {
   VG_(printf)(
       "    --pages-out=FILE             JSON results [strata-pages.%%p.json]\n"
-      "    --pages-window=N             references per working-set window [1000000]\n");
+      "    --pages-window=N             references per working-set window [1000000]\n"
+      "    --pages-prefetch-memory=M    simulate swap prefetching for a memory of M pages (repeatable)\n");
 }
 
 static void print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -213,6 +219,54 @@ static ULong tail_take(PageEntry* e) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Swap prefetching (Vam §4.6, Fig. 9)                                  */
+
+/* For a memory of M pages, the references that miss under LRU (distance > M;
+   not first touches nor refills, which read no swap) go through a model of
+   Linux's swap read-around: a buffer of the last PREFETCH_BUFFER pages read
+   ahead. A miss found there is prefetchable (and leaves the buffer); any
+   other miss reads its aligned group of PREFETCH_GROUP pages, the others
+   entering the buffer in place of the oldest. */
+#define PREFETCH_BUFFER 256
+#define PREFETCH_GROUP 8
+
+typedef struct {
+  UWord buffer[PREFETCH_BUFFER]; /* a ring; NO_PAGE: empty */
+  Int next; /* the oldest slot, replaced next */
+  ULong misses, prefetchable;
+} Prefetch;
+
+static Prefetch prefetch[MAX_PREFETCH_SIZES];
+
+static Int prefetch_slot(const Prefetch* p, UWord page) {
+  for (Int i = 0; i < PREFETCH_BUFFER; i++)
+    if (p->buffer[i] == page) return i;
+  return -1;
+}
+
+static void prefetch_miss(Prefetch* p, UWord page) {
+  p->misses++;
+  const Int slot = prefetch_slot(p, page);
+  if (slot >= 0) {
+    p->prefetchable++;
+    p->buffer[slot] = NO_PAGE;
+    return;
+  }
+  const UWord group = page & ~(UWord)(PREFETCH_GROUP - 1);
+  for (UWord other = group; other < group + PREFETCH_GROUP; other++) {
+    if (other == page || prefetch_slot(p, other) >= 0) continue;
+    p->buffer[p->next] = other;
+    p->next = (p->next + 1) % PREFETCH_BUFFER;
+  }
+}
+
+/* A reference at LRU distance d (not a first touch). */
+static void prefetch_reference(UWord page, ULong d) {
+  for (Int i = 0; i < n_prefetch_memory; i++)
+    if (d > (ULong)clo_prefetch_memory[i]) prefetch_miss(&prefetch[i], page);
+}
+
+/* ------------------------------------------------------------------ */
 /* References                                                           */
 
 /* Read and written by the inline code. */
@@ -265,6 +319,7 @@ static void reference(UWord page, ULong index) {
   while (i < front_used && front[i].page != page) i++;
   if (i < front_used) { /* distance i + 1 */
     counts_add(&distances, (ULong)i + 1, 1);
+    prefetch_reference(page, (ULong)i + 1);
     move_to_front(i, front[i]);
   } else {
     Bool fresh;
@@ -275,8 +330,9 @@ static void reference(UWord page, ULong index) {
       refilled_pages++;
       e->tail_time = NOT_IN_TAIL;
     } else { /* in the tail: below every front page and the tail marks after it */
-      const ULong after = tail_take(e);
-      counts_add(&distances, (ULong)front_used + after + 1, 1);
+      const ULong distance = (ULong)front_used + tail_take(e) + 1;
+      counts_add(&distances, distance, 1);
+      prefetch_reference(page, distance);
     }
     FrontEntry entry = {page, e->window_plus1};
     if (front_used == FRONT_PAGES) { /* the last one joins the tail */
@@ -444,6 +500,10 @@ static void write_results(Int exitcode) {
     counts_reserve(&working_set, w);
     VG_(fprintf)(f, "%s%llu", w ? ", " : "", working_set.at[w]);
   }
+  VG_(fprintf)(f, "],\n  \"prefetch\": [");
+  for (Int i = 0; i < n_prefetch_memory; i++)
+    VG_(fprintf)(f, "%s{\"memory_pages\": %lld, \"misses\": %llu, \"prefetchable\": %llu}", i ? ", " : "",
+                 clo_prefetch_memory[i], prefetch[i].misses, prefetch[i].prefetchable);
   VG_(fprintf)(f, "]\n}\n");
   VG_(fclose)(f);
 }
@@ -454,6 +514,8 @@ static void fini(Int exitcode) { write_results(exitcode); }
 /* Initialisation                                                       */
 
 static void post_clo_init(void) {
+  for (Int i = 0; i < MAX_PREFETCH_SIZES; i++)
+    for (Int j = 0; j < PREFETCH_BUFFER; j++) prefetch[i].buffer[j] = NO_PAGE;
   table_init(16);
   fenwick_size = 1ULL << 20;
   fenwick = VG_(calloc)("pages.fenwick", fenwick_size + 1, sizeof(UInt));

@@ -3,7 +3,7 @@
 
      pages_cases N PASSES STEPS SEED [discard]
 
-   maps N fresh pages, touches them in order PASSES times over (a loop over N
+   maps N fresh pages (from a multiple of 8 pages), touches them in order PASSES times over (a loop over N
    pages; PASSES = 1 is a sequential scan), then takes STEPS steps of a random
    walk over them (xorshift64 seeded with SEED; the test replays it). The
    loops make no memory reference but the buffer's, so two runs that differ
@@ -40,11 +40,13 @@ int main(int argc, char** argv) {
     fprintf(stderr, "pages_cases: N and PASSES must be >= 1, STEPS >= 0, SEED != 0\n");
     return 2;
   }
-  void* p = mmap(NULL, (size_t)n * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
+  /* The N pages start at a multiple of 8 pages: swap prefetching reads aligned groups of 8. */
+  unsigned char* mapped = mmap(NULL, (size_t)(n + 7) * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) {
     perror("pages_cases: mmap");
     return 1;
   }
+  void* p = (void*)(((uintptr_t)mapped + 8 * PAGE - 1) & ~(uintptr_t)(8 * PAGE - 1));
   volatile unsigned char* buf = p;
   for (long r = 0; r < passes; r++) {
     for (long i = 0; i < n; i++) buf[i * PAGE] = 1;

@@ -143,7 +143,8 @@ def _object_drag_step(row: dict, config: evalconfig.Config, timeout_s: float, fo
 
 
 def _pages_step(row: dict, table: dict, seed: int, timeout_s: float, folder: Optional[Path]) -> dict:
-    """One workload on one allocator under strata-pages; its files go to folder/pages/<workload>-<allocator>."""
+    """One workload on one allocator under strata-pages; its files go to folder/pages/<workload>-<allocator>.
+    Swap prefetching is simulated at PREFETCH_FRACTION of glibc's footprint (the same memory for all)."""
     w = workloads.lookup(row["contender"])
     mode = table.get("mode", "naive")
     scale = max(1, round(w.default_scale * table.get("scale", 0.02)))
@@ -151,14 +152,29 @@ def _pages_step(row: dict, table: dict, seed: int, timeout_s: float, folder: Opt
     out = folder / "pages" / f"{w.name}-{row['allocator']}" if folder is not None else None
     start = time.monotonic()
     try:
-        preload = allocators.resolve(row["allocator"], "bench.pages.allocators").preload()
-        figures = pages.measure(w.invocation(mode, scale, seed).argv, out_dir=out, quiet=True,
-                                window=table.get("window", pages.DEFAULT_WINDOW), timeout_s=timeout_s * 100,
-                                plot=False, preload=preload)
+        argv = w.invocation(mode, scale, seed).argv
+        run = lambda preload, **kw: pages.measure(argv, quiet=True, window=table.get("window", pages.DEFAULT_WINDOW),
+                                                  timeout_s=timeout_s * 100, plot=False, preload=preload, **kw)
+        memory = max(1, round(PREFETCH_FRACTION * _glibc_footprint(folder, w.name, lambda: run(()))))
+        figures = run(allocators.resolve(row["allocator"], "bench.pages.allocators").preload(), out_dir=out,
+                      prefetch_memory=[memory])
+        prefetch = figures["prefetch"][0]
         row.update(status="crashed" if figures["partial"] else "ok", references=figures["references"],
                    distinct_pages=figures["distinct_pages"], knee_pages=figures["knee_pages"],
-                   peak_working_set=figures["peak_working_set"])
+                   peak_working_set=figures["peak_working_set"], prefetch_memory_pages=memory,
+                   prefetch_misses=prefetch["misses"], prefetchable=prefetch["prefetchable"])
     except (LabError, ProgramFailed) as error:
         row.update(status="failed", error=str(error)[:300])
     row["seconds"] = time.monotonic() - start
     return row
+
+
+PREFETCH_FRACTION = 0.5
+
+
+def _glibc_footprint(folder: Optional[Path], workload: str, probe) -> int:
+    """The distinct pages of the workload on glibc: from its run in this evaluation, else from probe()."""
+    done = folder / "pages" / f"{workload}-glibc" / "pages.json" if folder is not None else None
+    if done is not None and done.is_file():
+        return json.loads(done.read_text())["distinct_pages"]
+    return probe()["distinct_pages"]
