@@ -28,7 +28,8 @@
    below come closer, and touching one again is a demand-zero fault, counted
    at every memory size like a first touch (refilled_pages).
    It also records the working set: distinct pages per window of
-   --pages-window references.
+   --pages-window references, and simulates swap prefetching (Vam Fig. 9)
+   on the misses of each --pages-prefetch-memory size.
 
    At exit it writes one JSON file (--pages-out; %p is the pid). */
 
