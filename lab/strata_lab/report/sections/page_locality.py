@@ -16,7 +16,7 @@ from ..results import Results, Section
 FRACTIONS = (0.5, 0.75)
 PAGE_BASED = ("strata", "mimalloc", "jemalloc")   # size-class pages (BIBOP), like PHKmalloc and Vam
 HEADER_BASED = ("glibc", "lea", "kingsley")       # per-object headers, DLmalloc's layout and Kingsley's
-FULL_COMMAND = "`.venv/bin/strata-lab evaluate lab/configs/full.toml`"
+FULL_COMMAND = "`make lab LAB_CONFIG=lab/configs/full.toml`"
 
 
 def build(r: Results) -> Section:
