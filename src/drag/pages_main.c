@@ -399,10 +399,12 @@ static void discard_page(UWord page) {
   Int i = 0;
   while (i < front_used && front[i].page != page) i++;
   if (i < front_used) {
+    if (i == 0) enter_window(references); /* the run of references to it ends here */
+    PageEntry* e = table_find(page);
+    e->window_plus1 = front[i].window_plus1;
+    e->tail_time = DISCARDED;
     for (; i + 1 < front_used; i++) front[i] = front[i + 1];
     front_used--;
-    PageEntry* e = table_find(page);
-    e->tail_time = DISCARDED;
     top_page = front_used > 0 ? front[0].page : NO_PAGE;
     discarded_pages++;
     return;
