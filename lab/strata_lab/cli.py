@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import allocators, bench, drag, frag, precondition, profile, trace, workload_catalogue, workloads
+from . import allocators, bench, drag, frag, pages, precondition, profile, trace, workload_catalogue, workloads
 from .errors import LabError, ProgramFailed
 
 
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _instruments(sub) -> None:
-    """profile, run, frag, drag: one program under one instrument."""
+    """profile, run, frag, drag, pages: one program under one instrument."""
     p = sub.add_parser("profile", help="profile a program's allocations (JSON)")
     p.add_argument("-o", "--output", default="profile.json")
     p.add_argument("--cutoff", type=int, default=None, help="exact-size histogram below this size (default 4096)")
@@ -66,6 +66,17 @@ def _instruments(sub) -> None:
     _add_alloc(p)
     _add_command(p)
     p.set_defaults(run=drag.command)
+
+    p = sub.add_parser("pages", help="page-level locality under Valgrind: LRU fault curve, working set (docs/pages.md)")
+    p.add_argument("-o", "--output", default="pages", help="output folder (default ./pages)")
+    p.add_argument("--window", type=int, default=pages.DEFAULT_WINDOW,
+                   help=f"references per working-set window (default {pages.DEFAULT_WINDOW:,})")
+    p.add_argument("--prefetch-memory", type=int, action="append", metavar="PAGES",
+                   help="simulate swap prefetching (Vam Fig. 9) in a memory of PAGES pages (repeatable, up to 4)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds; the program is killed after that")
+    _add_alloc(p)
+    _add_command(p)
+    p.set_defaults(run=pages.command)
 
 
 def _trace(sub) -> None:

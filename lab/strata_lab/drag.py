@@ -44,12 +44,13 @@ ALLOCATOR_FRAMES = ("malloc *", "calloc *", "realloc *", "memalign *", "posix_me
 SITE_FRAMES = 4  # frames shown per site (and merged on)
 
 
-def tool_dir() -> Path:
-    """The Valgrind library folder holding the tool (src/drag/lib in the build)."""
+def tool_dir(tool_name: str = TOOL) -> Path:
+    """The Valgrind library folder holding the tool (src/drag/lib in the build;
+    strata-pages lives there too)."""
     folder = paths.build_dir() / "src" / "drag" / "lib"
-    tool = folder / f"{TOOL}-{PLATFORM}"
+    tool = folder / f"{tool_name}-{PLATFORM}"
     if not tool.is_file():
-        raise LabError(f"{tool} is missing: build strata-drag first (`make build`; it needs Valgrind's "
+        raise LabError(f"{tool} is missing: build {tool_name} first (`make build`; it needs Valgrind's "
                        "development files, Debian packages valgrind and pkg-config: tools/apt/drag.txt) "
                        "or point STRATA_LAB_BUILD_DIR at a build directory")
     return folder
@@ -171,6 +172,33 @@ def _status(result: runner.RunResult) -> dict:
     return status
 
 
+def run_tool(tool_name: str, options, argv: Sequence[str], out, quiet: bool, timeout_s: Optional[float],
+             preload: Sequence[str]) -> tuple:
+    """Runs argv under one of strata's Valgrind tools (in tool_dir()), after
+    checking the command and the output folder `out` (a Path or None);
+    options(folder) gives the tool's options, its results in
+    folder/raw.%p.json. Returns (RunResult, the raw JSON); a program killed
+    too hard for the tool to write anything raises ProgramFailed. Children
+    are traced: a program that execs is measured as its final image (same pid)."""
+    if not argv:
+        raise LabError("no command given (put it after --)")
+    folder = tool_dir(tool_name)
+    valgrind = _valgrind()
+    _check_program(argv[0])
+    if out is not None:
+        _check_writable(out)
+    with tempfile.TemporaryDirectory(prefix=f"{tool_name}-") as tmp:
+        command = [valgrind, f"--tool={tool_name}", "-q", "--trace-children=yes", *options(tmp)]
+        result = runner.run(command + ["--"] + list(argv), list(preload), {"VALGRIND_LIB": str(folder)},
+                            quiet=quiet, capture=quiet, timeout_s=timeout_s)
+        raw_path = Path(tmp) / f"raw.{result.pid}.json"
+        if not raw_path.is_file():
+            detail = f": {result.stderr_tail.strip()[-800:]}" if result.stderr_tail else ""
+            raise ProgramFailed(f"the program {' '.join(argv)} {result.status()} under {tool_name}, "
+                                f"which wrote no results{detail}")
+        return result, json.loads(raw_path.read_text())
+
+
 def measure(argv: Sequence[str], out_dir=None, quiet: bool = False,
             ignore_fn: Sequence[str] = DEFAULT_IGNORE_FN, ignore_alloc_fn: Sequence[str] = DEFAULT_IGNORE_ALLOC_FN,
             from_main: bool = True, timeout_s: Optional[float] = None, plot: bool = True,
@@ -182,30 +210,13 @@ def measure(argv: Sequence[str], out_dir=None, quiet: bool = False,
     LD_PRELOAD (e.g. another malloc: the tool still replaces malloc, so the
     figures do not depend on it)."""
     argv = list(argv)
-    if not argv:
-        raise LabError("no command given (put it after --)")
-    folder = tool_dir()
-    valgrind = _valgrind()
-    _check_program(argv[0])
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        _check_writable(out)
-    with tempfile.TemporaryDirectory(prefix="strata-drag-") as tmp:
-        # Full paths in frames: patterns can name folders (--fullpath-after=).
-        # Children are traced: a program that execs is measured as its final image (same pid).
-        command = [valgrind, f"--tool={TOOL}", "-q", "--read-inline-info=yes", "--fullpath-after=",
-                   "--trace-children=yes",
-                   f"--drag-out={tmp}/raw.%p.json", f"--drag-from-main={'yes' if from_main else 'no'}"]
-        command += [f"--drag-ignore-fn={p}" for p in ignore_fn]
-        command += [f"--drag-ignore-alloc-fn={p}" for p in ignore_alloc_fn]
-        result = runner.run(command + ["--"] + argv, list(preload), {"VALGRIND_LIB": str(folder)}, quiet=quiet,
-                            capture=quiet, timeout_s=timeout_s)
-        raw_path = Path(tmp) / f"raw.{result.pid}.json"
-        if not raw_path.is_file():
-            detail = f": {result.stderr_tail.strip()[-800:]}" if result.stderr_tail else ""
-            raise ProgramFailed(f"the program {' '.join(argv)} {result.status()} under {TOOL}, "
-                                f"which wrote no results{detail}")
-        raw = json.loads(raw_path.read_text())
+
+    def options(tmp: str) -> list:  # full paths in frames: patterns can name folders (--fullpath-after=)
+        return (["--read-inline-info=yes", "--fullpath-after=", f"--drag-out={tmp}/raw.%p.json",
+                 f"--drag-from-main={'yes' if from_main else 'no'}"]
+                + [f"--drag-ignore-fn={p}" for p in ignore_fn] + [f"--drag-ignore-alloc-fn={p}" for p in ignore_alloc_fn])
+    result, raw = run_tool(TOOL, options, argv, out, quiet, timeout_s, preload)
     figures = summarize(raw)
     figures["command"] = argv
     figures["status"] = _status(result)
@@ -308,12 +319,17 @@ def command(args) -> int:
                       from_main=not args.all_objects, timeout_s=args.timeout, preload=args.allocator.preload())
     print(f"strata-lab drag: {args.output}/drag.json")
     print(describe(figures))
+    return exit_status(figures, "strata-lab drag", "; what was live then counts as reclaimed there")
+
+
+def exit_status(figures: dict, who: str, partial_note: str = "") -> int:
+    """The command's status (0 or 1) after a measurement, saying why when the program failed."""
     if figures["partial"]:
-        print(f"strata-lab drag: the program {figures['status']['text']}: these results are PARTIAL "
-              "(up to that moment; what was live then counts as reclaimed there)")
+        print(f"{who}: the program {figures['status']['text']}: these results are PARTIAL "
+              f"(up to that moment{partial_note})")
         return 1
     if figures["status"].get("exit_code", 0) != 0:  # complete results, but the run failed
-        print(f"strata-lab drag: the program {figures['status']['text']}")
+        print(f"{who}: the program {figures['status']['text']}")
         return 1
     return 0
 

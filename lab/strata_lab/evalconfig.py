@@ -30,6 +30,8 @@ parameters in a table of their own: [bench.zero-cost], [bench.drag] and
 [bench.object-drag] (BENCH_FIELDS). [bench.object-drag] measures object drag
 under strata-drag (docs/drag.md): workloads = [native workloads], modes
 (default all three), scale (fraction of each default scale, default 0.1).
+[bench.pages] measures page-level locality under strata-pages (docs/pages.md):
+workloads, allocators, mode (default naive), scale (default 0.02), window.
 
 Every error names the offending field and is raised before anything runs."""
 import re
@@ -43,7 +45,7 @@ from .errors import LabError
 
 # The report's sections, in report order (strata_lab/report/sections/ renders them).
 SECTIONS = ["per-class", "regions", "resilience", "occupancy", "real-programs", "reaps", "statistics",
-            "general-purpose", "heap-layers", "hardening"]
+            "general-purpose", "heap-layers", "page-locality", "hardening"]
 MODES = ["custom", "naive", "reap"]
 PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"] + [p.name for p in precondition.SWEEP]
 # Allocators the evaluation knows by name. kingsley and lea are the layer-built
@@ -61,6 +63,7 @@ BENCH_FIELDS = {
     "zero-cost": {"ops": int, "rounds": int, "callgrind_ops": int},      # bench/layers bench_zero_cost
     "drag": {"phases": int, "objects": int, "runs": int},                # bench/reap drag workload
     "object-drag": {"workloads": list, "modes": list, "scale": (int, float)},  # strata-drag (docs/drag.md)
+    "pages": {"workloads": list, "allocators": list, "mode": str, "scale": (int, float), "window": int},  # strata-pages
 }
 MIN_RUNS = 5
 
@@ -171,7 +174,7 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
         raise LabError(f"{path}: experiment: no [[experiment]] and no [bench.*]: nothing to run")
     experiments = [_experiment(f"{path}: experiment[{i}]", raw, runs, workload_names, allocator_names)
                    for i, raw in enumerate(raw_experiments)]
-    bench = _bench(path, data.get("bench", {}), workload_names)
+    bench = _bench(path, data.get("bench", {}), workload_names, allocator_names)
     return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments, bench,
                   evaluation.get("description", ""), data, *cachegrind, list(memory_sections), *adaptive)
 
@@ -237,7 +240,7 @@ def _experiment(where: str, raw: dict, runs: int, workload_names: list, allocato
                       raw.get("title", ""))
 
 
-def _bench(path: str, bench, workload_names: list) -> dict:
+def _bench(path: str, bench, workload_names: list, allocator_names: Optional[list] = None) -> dict:
     _check_type(f"{path}: bench", bench, dict)
     for name, table in bench.items():
         if name not in BENCH_FIELDS:
@@ -255,7 +258,22 @@ def _bench(path: str, bench, workload_names: list) -> dict:
             _names(f"{where}.modes", table.get("modes", MODES), MODES, "mode")
             if table.get("scale", 0.1) <= 0:
                 raise LabError(f"{where}.scale: {table['scale']}: must be > 0")
+        if name == "pages":
+            _pages_bench(f"{path}: bench.pages", table, workload_names, allocator_names)
     return {k: dict(v) for k, v in bench.items()}
+
+
+def _pages_bench(where: str, table: dict, workload_names: list, allocator_names: Optional[list]) -> None:
+    """[bench.pages] (strata-pages, docs/pages.md): workloads and allocators named, a mode, scale > 0."""
+    for key in ("workloads", "allocators"):
+        if not table.get(key):
+            raise LabError(f"{where}.{key}: missing (a list of names)")
+    _names(f"{where}.workloads", table["workloads"], workload_names, "workload")
+    if allocator_names is not None:
+        _names(f"{where}.allocators", table["allocators"], allocator_names, "allocator")
+    _names(f"{where}.mode", [table.get("mode", "naive")], MODES, "mode")
+    if table.get("scale", 0.02) <= 0:
+        raise LabError(f"{where}.scale: {table['scale']}: must be > 0")
 
 
 def _adaptive(path: str, evaluation: dict, runs: int) -> tuple:

@@ -13,7 +13,9 @@ INT_FIELDS = {"round", "order", "scale", "seed", "peak_rss_bytes", "parent_rss_b
               "profile_peak_live_bytes", "total_objects", "total_bytes", "peak_live_objects", "peak_live_bytes",
               "realloc_calls", "free_calls", "instructions", "d1_misses", "ll_misses", "data_refs",
               "peak_held_bytes", "peak_rss_added", "allocated_bytes", "peak_in_use_bytes", "peak_ideal_bytes",
-              "samples", "precondition_seed", "env_padding"}
+              "samples", "precondition_seed", "env_padding",
+              "references", "distinct_pages", "knee_pages", "peak_working_set",  # [bench.pages]
+              "prefetch_memory_pages", "prefetch_misses", "prefetchable"}
 FLOAT_FIELDS = {"program_seconds", "precondition_seconds", "wall_seconds", "fragmentation", "seconds",
                 "average_size", "total_to_peak_bytes", "total_drag", "cpu_seconds"}
 

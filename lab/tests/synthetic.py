@@ -60,6 +60,7 @@ class Synthetic:
         self.times, self.memory, self.bench, self.valgrind, self.extra_runs = {}, {}, [], [], []
         self.meta_extra = {}
         self.misuse = []   # misuse.csv rows (hardening.FIELDS)
+        self.files = {}   # path in the folder -> text (e.g. strata-pages' curve files)
         for section, workloads, allocators, modes, presets in EXPERIMENTS:
             for w in workloads:
                 for m in modes:
@@ -78,8 +79,20 @@ class Synthetic:
         self.memory[(workload, mode, SCALE, allocator, "Adv0")] = [in_use * noise[i] for i in range(3)]
         return self
 
+    def add_pages(self, workload: str, allocator: str, curve: list, footprint: int, **fields) -> "Synthetic":
+        """A [bench.pages] row and its fault curve (faults[m] for m pages), as the pages step writes them."""
+        lines = ["memory_pages,memory_kib,faults"] + [f"{m},{4 * m},{f}" for m, f in enumerate(curve)]
+        self.files[f"pages/{workload}-{allocator}/curve.csv"] = "\n".join(lines) + "\n"
+        self.bench.append({"bench": "pages", "round": 1, "contender": workload, "allocator": allocator,
+                           "status": "ok", "scale": 1, "mode": "naive", "references": curve[0],
+                           "distinct_pages": footprint, "knee_pages": 0, "peak_working_set": footprint, **fields})
+        return self
+
     def write(self, folder: Path, partial: bool = False) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
+        for name, text in self.files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
         runs = [run_row(k[0], k[1], k[3], k[4], i + 1, t) for k, ts in self.times.items() for i, t in enumerate(ts)]
         write_csv(folder / "runs.csv", RUN_FIELDS, runs + self.extra_runs)
         write_csv(folder / "memory.csv", MEMORY_FIELDS,

@@ -254,6 +254,24 @@ def _figures_rq():
                                                   INCONCLUSIVE: protection(1.235, WIDE)}}
 
 
+def _page_locality():
+    """Fault curves of cfrac: "early" falls to its 100 compulsory faults by 25 pages, "late" only at 100."""
+    early = [10000] + [max(100, 10000 - 400 * m) for m in range(1, 101)]
+    late = [10000] + [10000 - 99 * m for m in range(1, 101)]
+
+    def curves(page_based, header_based, strata_prefetchable):
+        def apply(s):
+            for a in ("strata", "mimalloc", "jemalloc", "glibc", "lea", "kingsley"):
+                prefetchable = strata_prefetchable if a == "strata" else 55
+                s.add_pages("cfrac", a, page_based if a in ("strata", "mimalloc", "jemalloc") else header_based, 100,
+                            prefetch_memory_pages=50, prefetch_misses=100, prefetchable=prefetchable)
+        return apply
+    better, worse = curves(early, late, 80), curves(late, early, 40)
+    return {key: {HELD: better, NOT_HELD: worse} for key in
+            ("page-locality.memory-pressure", "page-locality.miss-curve", "page-locality.prefetchability",
+             "page-locality.page-based-layout")}
+
+
 SCENARIOS = {**_per_class(), "regions.gap-best": {HELD: _regions_gap(1.05), NOT_HELD: _regions_gap(1.35),
                                                   INCONCLUSIVE: _regions_gap(1.15, WIDE)},
              "regions.closed-gap": {HELD: _regions_gap(1.1), NOT_HELD: _regions_gap(2.0),
@@ -262,7 +280,7 @@ SCENARIOS = {**_per_class(), "regions.gap-best": {HELD: _regions_gap(1.05), NOT_
              "occupancy.misses-correlate": {HELD: _correlation(1), NOT_HELD: _correlation(-1),
                                              INCONCLUSIVE: _correlation(0)},
              **_real_programs(), **_reaps(), **_drag(), **_general_purpose(), **_heap_layers(),
-             **hardening_scenarios(), **_figures_rq()}
+             **hardening_scenarios(), **_figures_rq(), **_page_locality()}
 CASES = [(key, direction) for key, directions in SCENARIOS.items() for direction in directions]
 
 

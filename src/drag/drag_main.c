@@ -44,6 +44,7 @@
 #include "pub_tool_vki.h"
 #include "libvex_guest_amd64.h"
 #include "valgrind.h"
+#include "vg_accesses.h"
 #pragma GCC diagnostic pop
 
 typedef unsigned __int128 Area; /* bytes x bytes of allocation time: can pass 2^64 */
@@ -649,103 +650,58 @@ static Bool is_fn(const HChar* fn, const HChar* name) { /* "name" or a versioned
   return VG_(strncmp)(fn, name, n) == 0 && (fn[n] == 0 || fn[n] == '@');
 }
 
-/* Flat IR wants atoms as operands: binds e to a new temporary. */
-static IRExpr* bind(IRSB* sb, IRType ty, IRExpr* e) {
-  IRTemp t = newIRTemp(sb->tyenv, ty);
-  addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
-  return IRExpr_RdTmp(t);
-}
-
-static IRExpr* load_word(IRSB* sb, const void* host_addr) {
-  return bind(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)host_addr)));
-}
-
 /* One access, inline when it hits the first cache entry (the common case:
    a compare and a store of the clock) or lies outside every block, else a
    call of touch_slow:
      hit = addr - cache[0].lo <u cache[0].len
      if (hit) cache[0].block->last_t = clock_bytes
      if (!hit && addr - bounds_lo <u bounds_span) touch_slow(addr)   */
-static void add_access(IRSB* sb, IRExpr* addr, IRExpr* guard) {
-  IRExpr* lo = load_word(sb, &cache[0].lo);
-  IRExpr* len = load_word(sb, &cache[0].len);
-  IRExpr* offset = bind(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, lo));
-  IRExpr* hit = bind(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, offset, len));
-  IRExpr* from_lo = bind(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, load_word(sb, &bounds_lo)));
-  IRExpr* inside = bind(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, from_lo, load_word(sb, &bounds_span)));
-  IRExpr* miss = bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, bind(sb, Ity_I1, IRExpr_Unop(Iop_Not1, hit)), inside));
+static void add_access(IRSB* sb, IRExpr* addr, IRExpr* guard, void* opaque) {
+  (void)opaque;
+  IRExpr* lo = vg_load_word(sb, &cache[0].lo);
+  IRExpr* len = vg_load_word(sb, &cache[0].len);
+  IRExpr* offset = vg_bind(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, lo));
+  IRExpr* hit = vg_bind(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, offset, len));
+  IRExpr* from_lo = vg_bind(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, vg_load_word(sb, &bounds_lo)));
+  IRExpr* inside = vg_bind(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, from_lo, vg_load_word(sb, &bounds_span)));
+  IRExpr* miss = vg_bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, vg_bind(sb, Ity_I1, IRExpr_Unop(Iop_Not1, hit)), inside));
   if (guard != NULL) {
-    hit = bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, hit, guard));
-    miss = bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, miss, guard));
+    hit = vg_bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, hit, guard));
+    miss = vg_bind(sb, Ity_I1, IRExpr_Binop(Iop_And1, miss, guard));
   }
-  IRExpr* block = load_word(sb, &cache[0].block);
-  IRExpr* last = bind(sb, Ity_I64, IRExpr_Binop(Iop_Add64, block, mkIRExpr_HWord(offsetof(Block, last_t))));
-  IRExpr* now = load_word(sb, &clock_bytes);
+  IRExpr* block = vg_load_word(sb, &cache[0].block);
+  IRExpr* last = vg_bind(sb, Ity_I64, IRExpr_Binop(Iop_Add64, block, mkIRExpr_HWord(offsetof(Block, last_t))));
+  IRExpr* now = vg_load_word(sb, &clock_bytes);
   addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, last, now, hit));
   IRDirty* d = unsafeIRDirty_0_N(1, "drag_touch_slow", VG_(fnptr_to_fnentry)(on_access_slow), mkIRExprVec_1(addr));
   d->guard = miss;
   addStmtToIRSB(sb, IRStmt_Dirty(d));
 }
 
+/* At each instruction: notes main's start; says whether its accesses count. */
+static Bool on_instr(IRSB* sb, Addr ip, void* opaque) {
+  (void)opaque;
+  const DiEpoch ep = VG_(current_DiEpoch)();
+  const HChar* fn;
+  if (!main_seen && clo_from_main) {
+    const Bool entry = VG_(get_fnname_if_entry)(ep, ip, &fn);
+    if ((main_addr != 0 && ip == main_addr) || (entry && VG_(strcmp)(fn, "main") == 0)) {
+      IRDirty* d = unsafeIRDirty_0_N(0, "drag_on_main", VG_(fnptr_to_fnentry)(on_main), mkIRExprVec_0());
+      addStmtToIRSB(sb, IRStmt_Dirty(d));
+    } else if (entry && is_fn(fn, "__libc_start_main")) {
+      IRExpr* first_arg = vg_bind(sb, Ity_I64, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RDI), Ity_I64));
+      IRDirty* d = unsafeIRDirty_0_N(1, "drag_on_libc_start_main", VG_(fnptr_to_fnentry)(on_libc_start_main),
+                                     mkIRExprVec_1(first_arg));
+      addStmtToIRSB(sb, IRStmt_Dirty(d));
+    }
+  }
+  return !(n_ignore_fn > 0 && ip_matches(ep, ip, clo_ignore_fn, n_ignore_fn));
+}
+
 static IRSB* instrument(VgCallbackClosure* closure, IRSB* sb_in, const VexGuestLayout* layout,
                         const VexGuestExtents* vge, const VexArchInfo* archinfo, IRType gWordTy, IRType hWordTy) {
   (void)closure, (void)layout, (void)vge, (void)archinfo, (void)gWordTy, (void)hWordTy;
-  IRSB* sb = deepCopyIRSBExceptStmts(sb_in);
-  Int i = 0;
-  for (; i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark; i++) addStmtToIRSB(sb, sb_in->stmts[i]);
-  const DiEpoch ep = VG_(current_DiEpoch)();
-  Bool ignored = False;
-  for (; i < sb_in->stmts_used; i++) {
-    IRStmt* st = sb_in->stmts[i];
-    if (st == NULL || st->tag == Ist_NoOp) continue;
-    switch (st->tag) {
-      case Ist_IMark: {
-        const Addr ip = st->Ist.IMark.addr;
-        const HChar* fn;
-        if (!main_seen && clo_from_main) {
-          const Bool entry = VG_(get_fnname_if_entry)(ep, ip, &fn);
-          if ((main_addr != 0 && ip == main_addr) || (entry && VG_(strcmp)(fn, "main") == 0)) {
-            IRDirty* d = unsafeIRDirty_0_N(0, "drag_on_main", VG_(fnptr_to_fnentry)(on_main), mkIRExprVec_0());
-            addStmtToIRSB(sb, IRStmt_Dirty(d));
-          } else if (entry && is_fn(fn, "__libc_start_main")) {
-            IRExpr* first_arg = IRExpr_Get(offsetof(VexGuestAMD64State, guest_RDI), Ity_I64);
-            IRTemp t = newIRTemp(sb->tyenv, Ity_I64);
-            addStmtToIRSB(sb, IRStmt_WrTmp(t, first_arg));
-            IRDirty* d = unsafeIRDirty_0_N(1, "drag_on_libc_start_main", VG_(fnptr_to_fnentry)(on_libc_start_main),
-                                           mkIRExprVec_1(IRExpr_RdTmp(t)));
-            addStmtToIRSB(sb, IRStmt_Dirty(d));
-          }
-        }
-        ignored = n_ignore_fn > 0 && ip_matches(ep, ip, clo_ignore_fn, n_ignore_fn);
-        break;
-      }
-      case Ist_WrTmp:
-        if (!ignored && st->Ist.WrTmp.data->tag == Iex_Load) add_access(sb, st->Ist.WrTmp.data->Iex.Load.addr, NULL);
-        break;
-      case Ist_Store:
-        if (!ignored) add_access(sb, st->Ist.Store.addr, NULL);
-        break;
-      case Ist_StoreG:
-        if (!ignored) add_access(sb, st->Ist.StoreG.details->addr, st->Ist.StoreG.details->guard);
-        break;
-      case Ist_LoadG:
-        if (!ignored) add_access(sb, st->Ist.LoadG.details->addr, st->Ist.LoadG.details->guard);
-        break;
-      case Ist_CAS:
-        if (!ignored) add_access(sb, st->Ist.CAS.details->addr, NULL);
-        break;
-      case Ist_LLSC:
-        if (!ignored) add_access(sb, st->Ist.LLSC.addr, NULL);
-        break;
-      case Ist_Dirty:
-        if (!ignored && st->Ist.Dirty.details->mFx != Ifx_None) add_access(sb, st->Ist.Dirty.details->mAddr, NULL);
-        break;
-      default:
-        break;
-    }
-    addStmtToIRSB(sb, st);
-  }
-  return sb;
+  return vg_instrument_accesses(sb_in, on_instr, add_access, NULL);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,6 +1,7 @@
 """The benchmark programs of [bench.*]: zero-cost (bench/layers), the
-reap's drag workload (bench/reap) and object drag under strata-drag, as
-steps interleaved in shuffled rounds like the workloads' cells."""
+reap's drag workload (bench/reap), object drag under strata-drag and page
+locality under strata-pages, as steps interleaved in shuffled rounds like the
+workloads' cells."""
 import json
 import os
 import random
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from .. import evalconfig, paths, workloads
+from .. import allocators, evalconfig, pages, paths, workloads
 from ..drag import measure as drag_measure, tool_dir as drag_tool_dir
 from ..errors import LabError, ProgramFailed
 
@@ -59,6 +60,21 @@ def bench_steps(config: evalconfig.Config, cachegrind: bool, available: dict) ->
                 if mode in w.modes:
                     w.invocation(mode, 1)  # the binary is built
                     steps.append(("object-drag", 1, name, mode))
+    if config.bench.get("pages") is not None:
+        steps += _pages_steps(config.bench["pages"])
+    return steps
+
+
+def _pages_steps(table: dict) -> list:
+    """One run per (workload, allocator) under strata-pages: deterministic figures."""
+    drag_tool_dir(pages.TOOL)  # built? (an error names what is missing, before anything runs)
+    steps = []
+    for name in table["workloads"]:
+        w = workloads.lookup(name)
+        if w.kind != "native":
+            raise LabError(f"bench.pages.workloads: {name}: only native workloads run under strata-pages")
+        w.invocation(table.get("mode", "naive"), 1)  # the binary is built, the mode exists
+        steps += [("pages", 1, name, allocator) for allocator in table["allocators"]]
     return steps
 
 
@@ -68,6 +84,8 @@ def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: 
     row = {"bench": bench, "round": rnd, "contender": contender, "allocator": extra}
     if bench == "object-drag":  # contender = the workload, extra = its mode
         return _object_drag_step(row, config, timeout_s, folder)
+    if bench == "pages":  # contender = the workload, extra = the allocator
+        return _pages_step(row, config.bench["pages"], config.seed, timeout_s, folder)
     env = dict(os.environ, STRATA_REAP_CHECK="0")
     try:
         if bench in ("zero-cost", "zero-cost-callgrind"):
@@ -122,3 +140,41 @@ def _object_drag_step(row: dict, config: evalconfig.Config, timeout_s: float, fo
         row.update(status="failed", error=str(error)[:300])
     row["seconds"] = time.monotonic() - start
     return row
+
+
+def _pages_step(row: dict, table: dict, seed: int, timeout_s: float, folder: Optional[Path]) -> dict:
+    """One workload on one allocator under strata-pages; its files go to folder/pages/<workload>-<allocator>.
+    Swap prefetching is simulated at PREFETCH_FRACTION of glibc's footprint (the same memory for all)."""
+    w = workloads.lookup(row["contender"])
+    mode = table.get("mode", "naive")
+    scale = max(1, round(w.default_scale * table.get("scale", 0.02)))
+    row.update(scale=scale, mode=mode)
+    out = folder / "pages" / f"{w.name}-{row['allocator']}" if folder is not None else None
+    start = time.monotonic()
+    try:
+        argv = w.invocation(mode, scale, seed).argv
+        run = lambda preload, **kw: pages.measure(argv, quiet=True, window=table.get("window", pages.DEFAULT_WINDOW),
+                                                  timeout_s=timeout_s * 100, plot=False, preload=preload, **kw)
+        memory = max(1, round(PREFETCH_FRACTION * _glibc_footprint(folder, w.name, lambda: run(()))))
+        figures = run(allocators.resolve(row["allocator"], "bench.pages.allocators").preload(), out_dir=out,
+                      prefetch_memory=[memory])
+        prefetch = figures["prefetch"][0]
+        row.update(status="crashed" if figures["partial"] else "ok", references=figures["references"],
+                   distinct_pages=figures["distinct_pages"], knee_pages=figures["knee_pages"],
+                   peak_working_set=figures["peak_working_set"], prefetch_memory_pages=memory,
+                   prefetch_misses=prefetch["misses"], prefetchable=prefetch["prefetchable"])
+    except (LabError, ProgramFailed) as error:
+        row.update(status="failed", error=str(error)[:300])
+    row["seconds"] = time.monotonic() - start
+    return row
+
+
+PREFETCH_FRACTION = 0.5
+
+
+def _glibc_footprint(folder: Optional[Path], workload: str, probe) -> int:
+    """The distinct pages of the workload on glibc: from its run in this evaluation, else from probe()."""
+    done = folder / "pages" / f"{workload}-glibc" / "pages.json" if folder is not None else None
+    if done is not None and done.is_file():
+        return json.loads(done.read_text())["distinct_pages"]
+    return probe()["distinct_pages"]

@@ -27,7 +27,9 @@ VALGRIND_FIELDS = ["workload", "mode", "scale", "run_scale", "seed", "allocator"
                    "d1_misses", "ll_misses", "data_refs", "seconds", "error"]
 BENCH_FIELDS = ["bench", "round", "contender", "allocator", "status", "seconds", "instructions",
                 "peak_held_bytes", "peak_rss_added", "peak_live_bytes", "allocated_bytes", "frees", "checksum",
-                "error", "scale", "total_drag", "peak_in_use_bytes", "peak_ideal_bytes"]
+                "error", "scale", "total_drag", "peak_in_use_bytes", "peak_ideal_bytes",
+                "mode", "references", "distinct_pages", "knee_pages", "peak_working_set",  # [bench.pages]
+                "prefetch_memory_pages", "prefetch_misses", "prefetchable"]
 
 
 def results_folder(output: Optional[str]) -> Path:
