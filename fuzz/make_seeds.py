@@ -29,6 +29,10 @@ def edge(index):  # fuzz_input.hpp's kEdges[index]: 20.. are absurd sizes
     return [0xE8, index]
 
 
+def step(log2, grow):  # RESIZE's argument: realloc by 2**log2 bytes up or down
+    return [log2 << 4 | int(grow)]
+
+
 def align(log2):
     return [log2]
 
@@ -36,7 +40,7 @@ def align(log2):
 INVALID_ALIGN = [0xF1]  # kInvalid[241 % 7]: 48, not a power of two
 
 # malloc harness op-codes
-MALLOC, CALLOC, REALLOC, FREE, MEMALIGN, ALIGNED, USABLE, CHECK = range(8)
+MALLOC, CALLOC, REALLOC, FREE, MEMALIGN, ALIGNED, USABLE, RESIZE = range(8)
 # reap harness op-codes
 CREATE, DESTROY, CLEAR, R_MALLOC, R_CALLOC, R_ALIGNED, R_REALLOC, R_FREE, R_USABLE, R_STATS = range(10)
 ROOT = 6  # a parent selector naming no reap
@@ -44,16 +48,17 @@ ROOT = 6  # a parent selector naming no reap
 MALLOC_SEEDS = {
     "every-call": [MALLOC, 0, *small(24), CALLOC, 1, 3, *small(40), REALLOC, 0, *medium(3000),
                    MEMALIGN, 2, *align(6), *small(100), ALIGNED, 3, *align(12), *medium(5000),
-                   USABLE, 0, REALLOC, 0, *small(8), FREE, 1, CHECK, FREE, 2],
+                   USABLE, 0, REALLOC, 0, *small(8), FREE, 1, RESIZE, 0, *step(4, True), FREE, 2],
     "sizes-across-kinds": [MALLOC, 0, *small(1), REALLOC, 0, *medium(9000), REALLOC, 0, *large(200000),
                            REALLOC, 0, *huge(40000), USABLE, 0, REALLOC, 0, *small(3), MALLOC, 1, *edge(18),
-                           ALIGNED, 2, *align(21), *large(70000), CHECK],
+                           ALIGNED, 2, *align(21), *large(70000), RESIZE, 2, *step(12, True), RESIZE, 2, *step(15, False)],
     "refused": [MALLOC, 0, *edge(20), CALLOC, 1, 0xF0, *small(2), REALLOC, 2, *small(50), REALLOC, 2, *edge(23),
                 ALIGNED, 3, *INVALID_ALIGN, *small(8), MEMALIGN, 4, *align(2), *small(8),
-                MEMALIGN, 5, *align(30), *edge(21), CHECK],
+                MEMALIGN, 5, *align(30), *edge(21)],
     "reuse-small": [op for i in range(12) for op in (MALLOC, i, *small(16 * i))]
                    + [op for i in range(0, 12, 2) for op in (FREE, i)]
-                   + [op for i in range(0, 12, 2) for op in (MALLOC, i, *small(16 * i + 8))] + [CHECK],
+                   + [op for i in range(0, 12, 2) for op in (MALLOC, i, *small(16 * i + 8))]
+                   + [op for i in range(1, 12, 2) for op in (RESIZE, i, *step(i % 5, i % 3 == 0))],
 }
 
 REAP_SEEDS = {

@@ -63,7 +63,7 @@ class MallocSession {
       case 4: do_posix_memalign(); break;
       case 5: do_aligned_alloc(); break;
       case 6: do_usable_size(); break;
-      default: objects_.verify_all(); break;
+      default: do_resize(); break;
     }
   }
 
@@ -113,7 +113,18 @@ class MallocSession {
   // realloc of an empty slot is realloc(NULL, size): a malloc.
   void do_realloc() {
     LiveObject& o = objects_.slot(in_.byte());
-    const std::size_t size = in_.request_size();
+    realloc_to(o, in_.request_size());
+  }
+
+  // realloc by a step from the current size: the in-place paths around it.
+  void do_resize() {
+    LiveObject& o = objects_.slot(in_.byte());
+    const std::uint8_t b = in_.byte();
+    const std::size_t step = std::size_t{1} << (b >> 4);
+    if (o.live()) realloc_to(o, b & 1 ? o.size + step : o.size - std::min(o.size, step));
+  }
+
+  void realloc_to(LiveObject& o, std::size_t size) {
     const Outcome outcome = outcome_of(size);
     if (outcome == Outcome::kSkip) return;
     if (o.live()) verify(o);
