@@ -10,6 +10,11 @@ namespace strata::fuzz {
 
 // Requests this large can never be served: the API must refuse them (NULL + ENOMEM).
 inline constexpr std::size_t kAbsurdSize = std::size_t{1} << 48;
+// Larger requests (but not absurd ones) are not attempted: whether a few GiB
+// can be had depends on the machine.
+inline constexpr std::size_t kMostServed = std::size_t{64} << 20;
+
+inline bool is_power_of_two(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 class FuzzInput {
  public:
@@ -28,6 +33,13 @@ class FuzzInput {
     if (kind < 224) return std::size_t{u16()} * 4 + (kind & 15);     // up to 256 KiB: large objects
     if (kind < 232) return (std::size_t{3} << 19) + std::size_t{u16()} * 16 + (kind & 15);  // 1.5 to 2.5 MiB: large to huge
     return edge_size(byte());
+  }
+
+  // calloc's count: mostly 0 to 16, rarely one whose product with any size
+  // but 0 or 1 overflows.
+  std::size_t calloc_count() {
+    const std::uint8_t c = byte();
+    return c < 240 ? c % 17 : SIZE_MAX / (c - 238);
   }
 
   // A power of two up to 4 MiB, or now and then a value that is not one.

@@ -9,6 +9,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -33,6 +34,12 @@ namespace strata::fuzz {
 
 inline void expect(bool ok, const char* what, const void* ptr = nullptr, std::size_t a = 0, std::size_t b = 0) {
   if (!ok) model_failure(what, ptr, a, b);
+}
+
+// A request the API had to refuse: NULL, and errno says why.
+inline void expect_refused(const void* p, int error, std::size_t size) {
+  expect(p == nullptr, "impossible request served: size", p, size);
+  expect(errno == error, "wrong errno on refusal: errno, size", p, static_cast<std::size_t>(errno), size);
 }
 
 // Object `id`'s pattern, eight bytes at a time: word w covers bytes

@@ -17,19 +17,15 @@ namespace {
 
 using namespace strata::fuzz;
 
-constexpr std::size_t kMinAlign = 16;                      // every libstrata object
-constexpr std::size_t kMostServed = std::size_t{64} << 20;  // larger (but not absurd): not attempted
+constexpr std::size_t kMinAlign = 16;  // every libstrata object
 
 enum class Outcome { kServe, kRefuse, kSkip };
 
-// Whether a request of `bytes` must succeed, must fail with ENOMEM, or (a
-// few GiB: depends on the machine) is not worth trying.
+// Whether a request of `bytes` must succeed, must fail with ENOMEM, or is not tried.
 Outcome outcome_of(std::size_t bytes) {
   if (bytes >= kAbsurdSize) return Outcome::kRefuse;
   return bytes <= kMostServed ? Outcome::kServe : Outcome::kSkip;
 }
-
-bool valid_alignment(std::size_t align) { return align != 0 && (align & (align - 1)) == 0; }
 
 void check_fresh(void* p, std::size_t size, std::size_t align) {
   expect(p != nullptr, "allocation failed: size, alignment", p, size, align);
@@ -37,11 +33,6 @@ void check_fresh(void* p, std::size_t size, std::size_t align) {
          size, align);
   expect(strata_usable_size(p) >= size, "usable_size below the request: usable, size", p, strata_usable_size(p),
          size);
-}
-
-void check_refused(void* p, int error, std::size_t size) {
-  expect(p == nullptr, "absurd request served: size", p, size);
-  expect(errno == error, "wrong errno on refusal: errno, size", p, static_cast<std::size_t>(errno), size);
 }
 
 class MallocSession {
@@ -88,15 +79,14 @@ class MallocSession {
     if (outcome == Outcome::kSkip) return;
     errno = 0;
     void* p = strata_malloc(size);
-    if (outcome == Outcome::kRefuse) return check_refused(p, ENOMEM, size);
+    if (outcome == Outcome::kRefuse) return expect_refused(p, ENOMEM, size);
     check_fresh(p, size, kMinAlign);
     objects_.adopt(o, p, size);
   }
 
   void do_calloc() {
     LiveObject& o = empty_slot();
-    const std::uint8_t c = in_.byte();
-    const std::size_t count = c < 240 ? c % 17 : SIZE_MAX / (c - 238);  // rarely, a product that overflows
+    const std::size_t count = in_.calloc_count();
     const std::size_t size = in_.request_size();
     std::size_t bytes = 0;
     const bool overflows = __builtin_mul_overflow(count, size, &bytes);
@@ -104,7 +94,7 @@ class MallocSession {
     if (outcome == Outcome::kSkip) return;
     errno = 0;
     void* p = strata_calloc(count, size);
-    if (outcome == Outcome::kRefuse) return check_refused(p, ENOMEM, bytes);
+    if (outcome == Outcome::kRefuse) return expect_refused(p, ENOMEM, bytes);
     check_fresh(p, bytes, kMinAlign);
     verify_zero(p, bytes);
     objects_.adopt(o, p, bytes);
@@ -131,7 +121,7 @@ class MallocSession {
     errno = 0;
     void* p = strata_realloc(o.ptr, size);
     if (outcome == Outcome::kRefuse) {
-      check_refused(p, ENOMEM, size);
+      expect_refused(p, ENOMEM, size);
       if (o.live()) verify(o);  // a failed realloc leaves the object as it was
       return;
     }
@@ -144,7 +134,7 @@ class MallocSession {
     LiveObject& o = empty_slot();
     const std::size_t align = in_.alignment();
     const std::size_t size = in_.request_size();
-    const bool valid = valid_alignment(align) && align >= sizeof(void*);
+    const bool valid = is_power_of_two(align) && align >= sizeof(void*);
     const Outcome outcome = valid ? outcome_of(size) : Outcome::kRefuse;
     if (outcome == Outcome::kSkip) return;
     void* p = &o;  // must stay untouched on failure
@@ -164,12 +154,12 @@ class MallocSession {
     LiveObject& o = empty_slot();
     const std::size_t align = in_.alignment();
     const std::size_t size = in_.request_size();
-    const bool valid = valid_alignment(align);
+    const bool valid = is_power_of_two(align);
     const Outcome outcome = valid ? outcome_of(size) : Outcome::kRefuse;
     if (outcome == Outcome::kSkip) return;
     errno = 0;
     void* p = strata_aligned_alloc(align, size);
-    if (outcome == Outcome::kRefuse) return check_refused(p, valid ? ENOMEM : EINVAL, size);
+    if (outcome == Outcome::kRefuse) return expect_refused(p, valid ? ENOMEM : EINVAL, size);
     check_fresh(p, size, align);
     objects_.adopt(o, p, size);
   }

@@ -22,7 +22,6 @@ using namespace strata::fuzz;
 
 constexpr std::size_t kReapAlign = 16;  // reap.h: results are aligned to at least 16 bytes
 constexpr int kReaps = 6;
-constexpr std::size_t kMostServed = std::size_t{64} << 20;
 
 struct ReapNode {
   strata_reap* reap = nullptr;  // nullptr: the slot is empty
@@ -124,11 +123,6 @@ class ReapSession {
     expect(usable >= size, "usable_size below the request: usable, size", p, usable, size);
   }
 
-  static void check_refused(void* p, int error, std::size_t size) {
-    expect(p == nullptr, "impossible request served: size", p, size);
-    expect(errno == error, "wrong errno on refusal: errno, size", p, static_cast<std::size_t>(errno), size);
-  }
-
   // The slot a new object goes to (its old object freed) and the reap it
   // comes from; -1 when the selected reap slot is empty.
   int prepare(LiveObject*& o) {
@@ -144,7 +138,7 @@ class ReapSession {
     if (r < 0 || (size > kMostServed && size < kAbsurdSize)) return;
     errno = 0;
     void* p = strata_reap_malloc(reaps_[r].reap, size);
-    if (size >= kAbsurdSize) return check_refused(p, ENOMEM, size);
+    if (size >= kAbsurdSize) return expect_refused(p, ENOMEM, size);
     check_fresh(r, p, size, kReapAlign);
     objects_.adopt(*o, p, size, r);
   }
@@ -152,15 +146,14 @@ class ReapSession {
   void do_calloc() {
     LiveObject* o;
     const int r = prepare(o);
-    const std::uint8_t c = in_.byte();
-    const std::size_t count = c < 240 ? c % 17 : SIZE_MAX / (c - 238);
+    const std::size_t count = in_.calloc_count();
     const std::size_t size = in_.request_size();
     std::size_t bytes = 0;
     const bool refuse = __builtin_mul_overflow(count, size, &bytes) || bytes >= kAbsurdSize;
     if (r < 0 || (!refuse && bytes > kMostServed)) return;
     errno = 0;
     void* p = strata_reap_calloc(reaps_[r].reap, count, size);
-    if (refuse) return check_refused(p, ENOMEM, bytes);
+    if (refuse) return expect_refused(p, ENOMEM, bytes);
     check_fresh(r, p, bytes, kReapAlign);
     verify_zero(p, bytes);
     objects_.adopt(*o, p, bytes, r);
@@ -171,12 +164,12 @@ class ReapSession {
     const int r = prepare(o);
     const std::size_t align = in_.alignment();
     const std::size_t size = in_.request_size();
-    const bool valid = align != 0 && (align & (align - 1)) == 0;
+    const bool valid = is_power_of_two(align);
     if (r < 0 || (valid && size > kMostServed && size < kAbsurdSize)) return;
     errno = 0;
     void* p = strata_reap_aligned_alloc(reaps_[r].reap, align, size);
-    if (!valid) return check_refused(p, EINVAL, size);
-    if (size >= kAbsurdSize) return check_refused(p, ENOMEM, size);
+    if (!valid) return expect_refused(p, EINVAL, size);
+    if (size >= kAbsurdSize) return expect_refused(p, ENOMEM, size);
     check_fresh(r, p, size, align);
     objects_.adopt(*o, p, size, r);
   }
@@ -192,7 +185,7 @@ class ReapSession {
     errno = 0;
     void* p = strata_reap_realloc(reaps_[r].reap, o.ptr, size);
     if (size >= kAbsurdSize) {
-      check_refused(p, ENOMEM, size);
+      expect_refused(p, ENOMEM, size);
       if (o.live()) verify(o);  // a failed realloc leaves the object as it was
       return;
     }
