@@ -20,6 +20,25 @@ namespace {
 
 using namespace strata::fuzz;
 
+// Which mode every reap must be in (reap.h, STRATA_REAP_SLOW_CHECKED): a
+// build with ASan checks every reap, fuzz_reap_unchecked's library none.
+enum class Mode { kChecked, kUnchecked, kEither };
+#if defined(STRATA_FUZZ_REAP_UNCHECKED)
+constexpr Mode kExpectedMode = Mode::kUnchecked;
+#elif defined(__SANITIZE_ADDRESS__)
+constexpr Mode kExpectedMode = Mode::kChecked;
+#elif defined(__has_feature)
+constexpr Mode kExpectedMode = __has_feature(address_sanitizer) ? Mode::kChecked : Mode::kEither;
+#else
+constexpr Mode kExpectedMode = Mode::kEither;
+#endif
+
+void check_mode(strata_reap* reap) {
+  const bool checked = (reinterpret_cast<const strata_reap_head*>(reap)->flags & STRATA_REAP_SLOW_CHECKED) != 0;
+  if (kExpectedMode == Mode::kChecked) expect(checked, "reap not in checked mode under ASan", reap);
+  if (kExpectedMode == Mode::kUnchecked) expect(!checked, "reap in checked mode without ASan", reap);
+}
+
 constexpr std::size_t kReapAlign = 16;  // reap.h: results are aligned to at least 16 bytes
 constexpr int kReaps = 6;
 
@@ -77,6 +96,7 @@ class ReapSession {
     strata_reap* reap = strata_reap_create(parent >= 0 ? reaps_[parent].reap : nullptr);
     expect(reap != nullptr, "strata_reap_create failed: slot, parent", nullptr, static_cast<std::size_t>(r),
            static_cast<std::size_t>(parent + 1));
+    check_mode(reap);
     reaps_[r] = {reap, parent};
   }
 
