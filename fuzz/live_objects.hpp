@@ -1,5 +1,5 @@
 // The model both harnesses check the allocator against (docs/fuzzing.md): a
-// small table of live objects, each filled with a pattern derived from its id.
+// table of live objects, each filled with a pattern derived from its id.
 //
 // Every byte an object owns is checked before it is freed, reallocated or
 // dropped by a clear, and at the end of the input: two objects that overlap,
@@ -98,7 +98,8 @@ STRATA_FUZZ_UNTRACED inline void verify_zero(const void* p, std::size_t size) {
 
 class LiveObjects {
  public:
-  static constexpr std::size_t kSlots = 32;
+  // A selector byte names any slot; 256 small objects fill a page of a size class.
+  static constexpr std::size_t kSlots = 256;
 
   LiveObject& slot(std::uint8_t selector) { return slots_[selector % kSlots]; }
 

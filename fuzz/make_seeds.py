@@ -40,7 +40,7 @@ def align(log2):
 INVALID_ALIGN = [0xF1]  # kInvalid[241 % 7]: 48, not a power of two
 
 # malloc harness op-codes
-MALLOC, CALLOC, REALLOC, FREE, MEMALIGN, ALIGNED, USABLE, RESIZE = range(8)
+MALLOC, CALLOC, REALLOC, FREE, MEMALIGN, ALIGNED, USABLE, RESIZE, BURST, FREE_RANGE = range(10)
 # reap harness op-codes
 CREATE, DESTROY, CLEAR, R_MALLOC, R_CALLOC, R_ALIGNED, R_REALLOC, R_FREE, R_USABLE, R_STATS = range(10)
 ROOT = 6  # a parent selector naming no reap
@@ -55,6 +55,9 @@ MALLOC_SEEDS = {
     "refused": [MALLOC, 0, *edge(20), CALLOC, 1, 0xF0, *small(2), REALLOC, 2, *small(50), REALLOC, 2, *edge(23),
                 ALIGNED, 3, *INVALID_ALIGN, *small(8), MEMALIGN, 4, *align(2), *small(8),
                 MEMALIGN, 5, *align(30), *edge(21)],
+    # a page of a 256-byte class filled, emptied every other object first, filled again
+    "page-full-and-empty": [BURST, 0, 255, 64, FREE_RANGE, 0, 128, 2, BURST, 0, 200, 64,
+                            FREE_RANGE, 1, 128, 2, FREE_RANGE, 0, 255, 1, BURST, 10, 255, 100],
     "reuse-small": [op for i in range(12) for op in (MALLOC, i, *small(16 * i))]
                    + [op for i in range(0, 12, 2) for op in (FREE, i)]
                    + [op for i in range(0, 12, 2) for op in (MALLOC, i, *small(16 * i + 8))]

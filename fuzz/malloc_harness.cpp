@@ -46,7 +46,7 @@ class MallocSession {
 
  private:
   void step(std::uint8_t op) {
-    switch (op % 8) {
+    switch (op % 10) {
       case 0: do_malloc(); break;
       case 1: do_calloc(); break;
       case 2: do_realloc(); break;
@@ -54,7 +54,9 @@ class MallocSession {
       case 4: do_posix_memalign(); break;
       case 5: do_aligned_alloc(); break;
       case 6: do_usable_size(); break;
-      default: do_resize(); break;
+      case 7: do_resize(); break;
+      case 8: do_burst(); break;
+      default: release_range(); break;
     }
   }
 
@@ -128,6 +130,29 @@ class MallocSession {
     check_fresh(p, size, kMinAlign);
     if (o.live()) return LiveObjects::moved(o, p, size);
     objects_.adopt(o, p, size);
+  }
+
+  // Many objects of one small size in consecutive slots: enough to fill a
+  // page of its class, and (freed by release_range) to empty it again.
+  void do_burst() {
+    const std::uint8_t first = in_.byte();
+    const std::size_t count = in_.byte();
+    const std::size_t size = std::size_t{in_.byte()} * 4;
+    for (std::size_t i = 0; i < count; ++i) {
+      LiveObject& o = objects_.slot(static_cast<std::uint8_t>(first + i));
+      release(o);
+      void* p = strata_malloc(size);
+      check_fresh(p, size, kMinAlign);
+      objects_.adopt(o, p, size);
+    }
+  }
+
+  // Frees every stride-th slot from `first` on: pages emptied in any order.
+  void release_range() {
+    const std::uint8_t first = in_.byte();
+    const std::size_t count = in_.byte();
+    const std::size_t stride = in_.byte() % 4 + 1;
+    for (std::size_t i = 0; i < count; ++i) release(objects_.slot(static_cast<std::uint8_t>(first + i * stride)));
   }
 
   void do_posix_memalign() {
