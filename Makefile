@@ -15,7 +15,7 @@ define configure
 	cmake --build build/$(1) -j $(JOBS)
 endef
 
-.PHONY: help setup build debug peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-asan bench bench-run peers lab clean
+.PHONY: help setup build debug peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-asan fuzz bench bench-run peers lab clean
 
 help:
 	@echo "make setup      install Debian packages and the lab's Python venv"
@@ -24,6 +24,7 @@ help:
 	@echo "make test-rust  the Rust crates' tests (cargo test in rust/)"
 	@echo "make test-tsan  the threaded tests under ThreadSanitizer"
 	@echo "make test-all   all three (what CI runs)"
+	@echo "make fuzz       the libFuzzer harnesses (clang-14), FUZZ_SECONDS (300) each"
 	@echo "make bench      the benchmarks (ratios against peers; slow)"
 	@echo "make peers      build mimalloc 3 and snmalloc from crates.io sources into build/peers (needs cargo)"
 	@echo "make lab        build, run the evaluation, write results/latest/report.html"
@@ -69,6 +70,25 @@ test-tsan: setup
 	cd build/tsan && $(CTEST) --no-tests=error -L threads -LE no-tsan
 
 test-all: test test-asan test-tsan
+
+# The libFuzzer harnesses (fuzz/, docs/fuzzing.md) in build/fuzz: clang-14,
+# ASan+UBSan, each for FUZZ_SECONDS from its corpus fuzz/corpus/<harness>
+# (read only); new inputs go to build/fuzz/corpus/<fuzzer>, a crash to
+# build/fuzz/crashes/ and stops make.
+FUZZ_SECONDS ?= 300
+FUZZERS ?= malloc reap reap_unchecked
+fuzz: setup
+	cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DSTRATA_FUZZ=ON -DSTRATA_SANITIZE=address -DSTRATA_BUILD_TESTS=OFF -DSTRATA_BUILD_BENCH=OFF \
+	  $(CMAKE_FLAGS) >/dev/null
+	cmake --build build/fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZERS))
+	@for f in $(FUZZERS); do \
+	  mkdir -p build/fuzz/corpus/$$f build/fuzz/crashes; \
+	  echo "## fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	  build/fuzz/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/crashes/$$f- build/fuzz/corpus/$$f fuzz/corpus/$${f%_unchecked} || exit 1; \
+	done
 
 bench: build
 	@$(MAKE) --no-print-directory bench-run

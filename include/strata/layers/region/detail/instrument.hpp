@@ -11,11 +11,19 @@
 #pragma once
 #include <cstddef>
 
+// GCC defines __SANITIZE_ADDRESS__; clang (before 17) only answers __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
 #define STRATA_REGION_ASAN 1
-#else
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STRATA_REGION_ASAN 1
+#endif
+#endif
+#ifndef STRATA_REGION_ASAN
 #define STRATA_REGION_ASAN 0
+#endif
+#if STRATA_REGION_ASAN
+#include <sanitizer/asan_interface.h>
 #endif
 
 #if defined(__has_include)
