@@ -22,8 +22,9 @@ help:
 	@echo "make test       build (Release) and run every test: CTest + cargo test + pytest"
 	@echo "make test-asan  the C/C++ suite under AddressSanitizer + UBSan"
 	@echo "make test-rust  the Rust crates' tests (cargo test in rust/)"
+	@echo "make test-rust-asan  the Rust crates' tests under AddressSanitizer (nightly)"
 	@echo "make test-tsan  the threaded tests under ThreadSanitizer"
-	@echo "make test-all   all three (what CI runs)"
+	@echo "make test-all   test, test-asan, test-tsan and test-rust-asan (CI adds make fuzz)"
 	@echo "make fuzz       the libFuzzer harnesses (clang-14), FUZZ_SECONDS (300) each"
 	@echo "make bench      the benchmarks (ratios against peers; slow)"
 	@echo "make peers      build mimalloc 3 and snmalloc from crates.io sources into build/peers (needs cargo)"
@@ -55,8 +56,10 @@ CARGO_PATH := PATH="$$HOME/.cargo/bin:$$PATH"
 test-rust:
 	cd rust && $(CARGO_PATH) cargo test --workspace
 
-# Needs a nightly toolchain (rustup toolchain install nightly --profile minimal).
+# -Zsanitizer needs a nightly toolchain: rustup installs one when it is missing.
 test-rust-asan:
+	@$(CARGO_PATH) rustup run nightly rustc --version >/dev/null 2>&1 || \
+	  $(CARGO_PATH) rustup toolchain install nightly --profile minimal
 	cd rust && $(CARGO_PATH) STRATA_REAP_CFLAGS=-fsanitize=address RUSTFLAGS=-Zsanitizer=address \
 	  RUSTDOCFLAGS=-Zsanitizer=address CARGO_TARGET_DIR=target/asan \
 	  cargo +nightly test -p strata-reap -p strata-alloc --features strata-reap/nightly --target x86_64-unknown-linux-gnu
@@ -69,7 +72,7 @@ test-tsan: setup
 	$(call configure,tsan,-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=thread -DSTRATA_BUILD_BENCH=OFF)
 	cd build/tsan && $(CTEST) --no-tests=error -L threads -LE no-tsan
 
-test-all: test test-asan test-tsan
+test-all: test test-asan test-tsan test-rust-asan
 
 # The libFuzzer harnesses (fuzz/, docs/fuzzing.md) in build/fuzz: clang-14,
 # ASan+UBSan, each for FUZZ_SECONDS from its corpus fuzz/corpus/<harness>
