@@ -1,4 +1,5 @@
-// libstrata-kingsley.so / libstrata-lea.so — a general-purpose heap composed
+// libstrata-kingsley.so / libstrata-lea.so (and the others src/layered/CMakeLists.txt
+// lists) — a general-purpose heap composed
 // from the layers, as a drop-in malloc (LD_PRELOAD), so that the lab judges the
 // layer-built allocators on the same programs as glibc, jemalloc and libstrata
 // (issue 9; Heap Layers paper §6).
@@ -20,9 +21,14 @@
 #include <new>
 
 #include "strata/layers.hpp"
+// A heap defined outside the layers' catalogue (the hand-written Kingsley in
+// bench/layers, the Vam variants in vam_variants.hpp) comes from this header.
+#ifdef STRATA_LAYERED_HEADER
+#include STRATA_LAYERED_HEADER
+#endif
 
 #ifndef STRATA_LAYERED_HEAP
-#error "compile with -DSTRATA_LAYERED_HEAP=KingsleyHeap or LeaHeap"
+#error "compile with -DSTRATA_LAYERED_HEAP=KingsleyHeap or LeaHeap (or another heap class)"
 #endif
 
 namespace {
