@@ -45,7 +45,7 @@ from .errors import LabError
 
 # The report's sections, in report order (strata_lab/report/sections/ renders them).
 SECTIONS = ["per-class", "regions", "resilience", "occupancy", "real-programs", "reaps", "statistics",
-            "general-purpose", "heap-layers", "page-locality", "hardening"]
+            "general-purpose", "heap-layers", "vam-variants", "page-locality", "hardening"]
 MODES = ["custom", "naive", "reap"]
 PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"] + [p.name for p in precondition.SWEEP]
 # Allocators the evaluation knows by name. kingsley and lea are the layer-built
@@ -56,7 +56,7 @@ EVALUATION_FIELDS = {"runs": int, "seed": int, "timeout_s": (int, float), "name"
                      "cachegrind_sections": list, "cachegrind_scale": (int, float),
                      "cachegrind_options": list, "memory_sections": list, "memory_runs": int,
                      "budget_s": (int, float), "max_rounds": int}
-DEFAULT_MEMORY_SECTIONS = ["reaps", "general-purpose", "heap-layers"]
+DEFAULT_MEMORY_SECTIONS = ["reaps", "general-purpose", "heap-layers", "vam-variants"]
 EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "modes": list, "presets": list,
                      "scale": (int, float), "scales": dict, "runs": int, "title": str}
 BENCH_FIELDS = {

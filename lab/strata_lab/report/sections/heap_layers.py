@@ -1,9 +1,11 @@
 """Heap layers at zero cost (2001 §6): the layer-built Kingsley and Lea heaps
 against hand-written allocators, and on the workloads."""
 from ... import stats
-from ...claims import Below, Claim, Source
+from ...claims import Below, Claim, Source, Within
 from .. import plots
 from ..results import Results, Section, against_glibc, estimate, seconds, summarize, summary_of
+from . import program_pairs
+from .program_pairs import PAGES, TIME
 
 # (layers, hand-written, criterion, the paper's sentence, its figure). The paper compares runtime, and so does
 # the verdict (callgrind's instructions are shown beside it: they can disagree with time, e.g. through cache
@@ -54,6 +56,7 @@ def build(r: Results) -> Section:
     s.table(["pair", "time ratio (paired, 95% CI)", "instruction ratio (callgrind)"], table)
     for e in r.experiments("heap-layers"):
         _workloads(r, s, e)
+    _programs(r, s, next((e for e in r.experiments("heap-layers") if HAND in e["allocators"]), None))
     return s
 
 
@@ -65,3 +68,53 @@ def _workloads(r: Results, s: Section, e: dict) -> None:
                          e["workloads"], e["allocators"], values, 1.0), "layer-built allocators on workloads")
     s.table(["workload", "allocator", "time", "time / glibc (95% CI)", "peak RSS", "most pages in use",
              "fragmentation"], table)
+
+
+# 2001 §6.3, Table 5/6 and Fig. 6: the layer-built heaps against their hand-written originals on the programs.
+HAND = "kingsley-hand"
+LEA_NOTE = ("The Lea allocator itself (dlmalloc) is not here: Debian packages no dlmalloc, and crates.io has a Rust "
+            "port (`dlmalloc`) and a fork of its C source for embedding (`portable-dlmalloc`), neither a drop-in "
+            "malloc. glibc's ptmalloc descends from dlmalloc 2.7 (per-thread arenas, tcache, different bins) and "
+            "stands in for it: a descendant, not the original, so the Lea rows and claims compare LeaHeap with "
+            "glibc.")
+
+
+def _programs(r: Results, s: Section, e) -> None:
+    s.p("Heap Layers 2001 Table 5/6, Fig. 6: KingsleyHeap (`kingsley`, from layers) against the hand-written "
+        "Kingsley allocator (`kingsley-hand`: bench/layers' monolithic Kingsley, the same policy written as one "
+        "class, built as a preloadable malloc), and LeaHeap (`lea`) against glibc, on the programs. Time and peak "
+        "RSS from the timed runs, the most pages in use (the paper's high-water mark of memory from the OS, here "
+        "measured as pages touched and not discarded) from the memory runs; ratios paired within a round. "
+        + LEA_NOTE)
+    if e is not None:
+        program_pairs.absolute(r, s, e)
+        program_pairs.figures(r, s, e, [("kingsley", HAND), ("lea", "glibc")], "heap-layers-programs",
+                              "layers / hand-written")
+    t5, t6 = Source("2001", "§6.3, Table 5, Fig. 6a", "The average increase in runtime for KingsleyHeap over the "
+                    "Kingsley allocator is just below 2%."), \
+        Source("2001", "§6.3, Table 6, Fig. 6b", "KingsleyHeap's memory consumption is between 54% less and 11% "
+               "more (on average 5.5% less), while LeaHeap's memory consumption is between 44% less and 19% more "
+               "(on average 2% less) than the Lea allocator.")
+    kingsley_time = Claim("heap-layers.kingsley-programs-time", s.title,
+                          "KingsleyHeap is at most 2% slower than the hand-written Kingsley on average over the "
+                          "programs", t5, "geometric mean over workloads of kingsley / kingsley-hand time",
+                          Below(1.02), "just below 2% (Table 5: 0.3%-3.5% per program)")
+    program_pairs.judge_average(r, s, kingsley_time, e, "kingsley", HAND, TIME)
+    lea_time = Claim("heap-layers.lea-programs-time", s.title,
+                     "LeaHeap is at most 20% slower than the Lea allocator (here glibc, its descendant) in every "
+                     "program", Source("2001", "§6.3, Table 5, Fig. 6a", "Runtime of LeaHeap is between 1/2% faster "
+                                       "and 20% slower than the Lea allocator (an average of 7% slower)."),
+                     "lea / glibc time per workload", Below(1.20), "0.5% faster to 20% slower, 7% on average",
+                     note="glibc stands in for dlmalloc (see the section)")
+    program_pairs.judge_every(r, s, lea_time, e, "lea", "glibc", TIME)
+    kingsley_memory = Claim("heap-layers.kingsley-programs-memory", s.title,
+                            "KingsleyHeap's memory is between 54% less and 11% more than the hand-written "
+                            "Kingsley's in every program", t6, "kingsley / kingsley-hand most pages in use per "
+                            "workload (memory runs)", Within(0.46, 1.11), "-54% to +11%, 5.5% less on average")
+    program_pairs.judge_every(r, s, kingsley_memory, e, "kingsley", HAND, PAGES)
+    lea_memory = Claim("heap-layers.lea-programs-memory", s.title,
+                       "LeaHeap's memory is between 44% less and 19% more than the Lea allocator's (here glibc's) "
+                       "in every program", t6, "lea / glibc most pages in use per workload (memory runs)",
+                       Within(0.56, 1.19), "-44% to +19%, 2% less on average",
+                       note="glibc stands in for dlmalloc (see the section)")
+    program_pairs.judge_every(r, s, lea_memory, e, "lea", "glibc", PAGES)
