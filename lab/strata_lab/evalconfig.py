@@ -56,7 +56,7 @@ EVALUATION_FIELDS = {"runs": int, "seed": int, "timeout_s": (int, float), "name"
                      "cachegrind_sections": list, "cachegrind_scale": (int, float),
                      "cachegrind_options": list, "memory_sections": list, "memory_runs": int,
                      "budget_s": (int, float), "max_rounds": int}
-DEFAULT_MEMORY_SECTIONS = ["reaps", "general-purpose", "heap-layers", "vam-variants"]
+DEFAULT_MEMORY_SECTIONS = ["reaps", "general-purpose", "heap-layers"]
 EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "modes": list, "presets": list,
                      "scale": (int, float), "scales": dict, "runs": int, "title": str}
 BENCH_FIELDS = {

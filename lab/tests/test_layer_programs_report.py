@@ -1,0 +1,73 @@
+"""The heap-layers programs comparison (2001 Table 5/6) and the vam-variants
+section (Vam Table 2) judged on synthetic results with known ratios."""
+import pytest
+
+import synthetic
+from strata_lab import report
+from synthetic import Synthetic
+
+WORKLOADS = ["cfrac", "parser"]
+EXPERIMENTS = synthetic.EXPERIMENTS[:-1] + [
+    ("heap-layers", WORKLOADS, ["glibc", "kingsley", "lea", "kingsley-hand"], ["naive"], ["Adv0"]),
+    ("vam-variants", WORKLOADS, ["vam", "vam-header", "vam-coarse"], ["naive"], ["Adv0"]),
+]
+
+
+def folder(tmp_path, monkeypatch, times: dict, memory: dict):
+    """A results folder whose cells take times[allocator] seconds and memory[allocator] bytes in use."""
+    monkeypatch.setattr(synthetic, "EXPERIMENTS", EXPERIMENTS)
+    s = Synthetic()
+    for w in WORKLOADS:
+        for alloc, seconds in times.items():
+            s.set(w, "naive", alloc, "Adv0", seconds)
+        for alloc, in_use in memory.items():
+            s.set_memory(w, "naive", alloc, in_use)
+    return s.write(tmp_path / "results")
+
+
+def verdicts(path) -> dict:
+    return {c.key: c.verdict for c in report.claims_of(path)}
+
+
+def test_layers_within_the_papers_figures_hold(tmp_path, monkeypatch):
+    path = folder(tmp_path, monkeypatch, {"kingsley": 1.005, "kingsley-hand": 1.0, "lea": 1.1, "glibc": 1.0},
+                  {"kingsley": 1 << 20, "kingsley-hand": 1 << 20, "lea": 1.1 * (1 << 20), "glibc": 1 << 20})
+    v = verdicts(path)
+    assert v["heap-layers.kingsley-programs-time"] == "held"
+    assert v["heap-layers.lea-programs-time"] == "held"
+    assert v["heap-layers.kingsley-programs-memory"] == "held"
+    assert v["heap-layers.lea-programs-memory"] == "held"
+    md = report.render(path)["md"].read_text()
+    assert "kingsley / kingsley-hand" in md and "Debian packages no dlmalloc" in md
+
+
+def test_layers_beyond_the_papers_figures_do_not_hold(tmp_path, monkeypatch):
+    path = folder(tmp_path, monkeypatch, {"kingsley": 1.1, "kingsley-hand": 1.0, "lea": 1.4, "glibc": 1.0},
+                  {"kingsley": 2 << 20, "kingsley-hand": 1 << 20, "lea": 3 << 20, "glibc": 1 << 20})
+    v = verdicts(path)
+    assert [v[f"heap-layers.{k}"] for k in ("kingsley-programs-time", "lea-programs-time",
+                                            "kingsley-programs-memory", "lea-programs-memory")] == ["not held"] * 4
+
+
+def test_vam_variants_costs_are_judged_against_vam(tmp_path, monkeypatch):
+    path = folder(tmp_path, monkeypatch, {"vam": 1.0, "vam-header": 1.1, "vam-coarse": 1.01},
+                  {"vam": 1 << 20, "vam-header": 1.2 * (1 << 20), "vam-coarse": 1.3 * (1 << 20)})
+    v = verdicts(path)
+    assert v["vam-variants.header-time"] == v["vam-variants.header-parser"] == "held"
+    assert v["vam-variants.header-memory"] == v["vam-variants.coarse-memory"] == "held"
+    assert v["vam-variants.coarse-time"] == "held"
+    assert v["vam-variants.bitmap-time"] == "not measured"  # no bitmap layer: stated, never estimated
+    written = report.render(path)
+    md = written["md"].read_text()
+    assert "## Vam's variants" in md and "vam-header / vam" in md
+    assert (path / "plots" / "vam-variants-peak_in_use_bytes.png").is_file()
+
+
+@pytest.mark.parametrize("header_time, verdict", [(0.9, "not held"), (1.0, "not held")])
+def test_headers_that_cost_nothing_break_the_header_claim(tmp_path, monkeypatch, header_time, verdict):
+    path = folder(tmp_path, monkeypatch, {"vam": 1.0, "vam-header": header_time, "vam-coarse": 1.3},
+                  {"vam": 1 << 20, "vam-header": 1 << 20, "vam-coarse": 1 << 20})
+    v = verdicts(path)
+    assert v["vam-variants.header-time"] == verdict
+    assert v["vam-variants.header-memory"] == "not held"
+    assert v["vam-variants.coarse-time"] == "not held"
