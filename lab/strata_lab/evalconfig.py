@@ -26,8 +26,9 @@ each a sub-matrix of workloads x allocators x modes x presets at a scale.
     runs = 5                # optional: overrides [evaluation] runs
 
 Sections that run a benchmark program rather than workloads take their
-parameters in a table of their own: [bench.zero-cost], [bench.drag] and
-[bench.object-drag] (BENCH_FIELDS). [bench.object-drag] measures object drag
+parameters in a table of their own: [bench.zero-cost], [bench.special] (the
+2001 paper's §5: XallocHeap and ObstackHeap against the originals), [bench.drag]
+and [bench.object-drag] (BENCH_FIELDS). [bench.object-drag] measures object drag
 under strata-drag (docs/drag.md): workloads = [native workloads], modes
 (default all three), scale (fraction of each default scale, default 0.1).
 [bench.pages] measures page-level locality under strata-pages (docs/pages.md):
@@ -61,6 +62,7 @@ EXPERIMENT_FIELDS = {"section": str, "workloads": list, "allocators": list, "mod
                      "scale": (int, float), "scales": dict, "runs": int, "title": str}
 BENCH_FIELDS = {
     "zero-cost": {"ops": int, "rounds": int, "callgrind_ops": int},      # bench/layers bench_zero_cost
+    "special": {"ops": int, "rounds": int, "callgrind_ops": int},        # bench/layers bench_special (2001 §5)
     "drag": {"phases": int, "objects": int, "runs": int},                # bench/reap drag workload
     "object-drag": {"workloads": list, "modes": list, "scale": (int, float)},  # strata-drag (docs/drag.md)
     "pages": {"workloads": list, "allocators": list, "mode": str, "scale": (int, float), "window": int},  # strata-pages

@@ -68,7 +68,8 @@ def test_smoke_config_end_to_end(tmp_path):
     profiles = rows(out / "profiles.csv")
     assert profiles and all(p["status"] == "ok" and int(p["peak_live_bytes"]) > 0 for p in profiles)
     bench = rows(out / "bench.csv")
-    assert {b["bench"] for b in bench} == {"zero-cost", "zero-cost-callgrind", "drag", "object-drag", "pages"} and all(b["status"] == "ok" for b in bench)
+    assert {b["bench"] for b in bench} == {"zero-cost", "zero-cost-callgrind", "special", "special-callgrind", "drag",
+                                           "object-drag", "pages"} and all(b["status"] == "ok" for b in bench)
     # The general-purpose and occupancy cells' cachegrind runs, in every evaluation whose config names them.
     cache = rows(out / "valgrind.csv")
     assert len(cache) == meta["cachegrind_cells"] and all(v["status"] == "ok" for v in cache), cache
@@ -77,7 +78,7 @@ def test_smoke_config_end_to_end(tmp_path):
     assert "plots/gp-cache-misses.png" in md
     for section in ["Per-class allocation", "Regions against general-purpose", "Resilience to fragmentation",
                     "Occupancy sweep", "Real programs", "Reaps, regions and naive", "Allocation statistics",
-                    "General-purpose allocators", "Heap layers", "Page-level locality and paging"]:
+                    "General-purpose allocators", "Heap layers", "Page-level locality and paging", "Vam's variants"]:
         assert f"## {section}" in md
     assert "| verdict | claim | source | quantity and criterion | estimate (95% CI) | details |" in md
     # The smoke config exercises every verdict path.

@@ -71,3 +71,26 @@ def test_headers_that_cost_nothing_break_the_header_claim(tmp_path, monkeypatch,
     assert v["vam-variants.header-time"] == verdict
     assert v["vam-variants.header-memory"] == "not held"
     assert v["vam-variants.coarse-time"] == "not held"
+
+
+def special_rows(layers_seconds: float) -> list:
+    rows = [{"bench": "special", "round": rnd, "contender": c, "status": "ok", "seconds": t}
+            for rnd in range(1, 7) for c, t in (("xalloc-layers", layers_seconds * (1 + rnd / 1000)),
+                                                ("xalloc-hand", 1.0), ("obstack-layers", layers_seconds),
+                                                ("obstack-gnu", 1.0))]
+    return rows + [{"bench": "special-callgrind", "round": 0, "contender": c, "status": "ok", "instructions": n}
+                   for c, n in (("xalloc-layers", 990), ("xalloc-hand", 1000), ("obstack-layers", 900),
+                                ("obstack-gnu", 1000))]
+
+
+@pytest.mark.parametrize("layers_seconds, verdict", [(0.9, "held"), (1.1, "not held")])
+def test_special_purpose_layers_are_judged_against_the_originals(tmp_path, monkeypatch, layers_seconds, verdict):
+    monkeypatch.setattr(synthetic, "EXPERIMENTS", EXPERIMENTS)
+    s = Synthetic()
+    s.bench = special_rows(layers_seconds)
+    path = s.write(tmp_path / "results")
+    claims = {c.key: c for c in report.claims_of(path)}
+    assert claims["heap-layers.xalloc-layers"].verdict == claims["heap-layers.obstack-layers"].verdict == verdict
+    assert claims["heap-layers.obstack-layers"].note == "callgrind instructions 0.9000"
+    md = report.render(path)["md"].read_text()
+    assert "| obstack-layers / obstack-gnu |" in md and "xalloc-hand" in md

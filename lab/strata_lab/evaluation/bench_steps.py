@@ -5,16 +5,19 @@ workloads' cells."""
 import json
 import os
 import random
-import re
 import shutil
 import subprocess
 import time
 from pathlib import Path
 from typing import Optional
 
-from .. import allocators, evalconfig, pages, paths, workloads
+from .. import allocators, evalconfig, pages, paths, valgrind, workloads
+from ..bench import layers as layers_bench
 from ..drag import measure as drag_measure, tool_dir as drag_tool_dir
 from ..errors import LabError, ProgramFailed
+
+
+LAYERS_PROGRAMS = {p.workload: p for p in layers_bench.PROGRAMS}
 
 
 def _bench_program(relative: str) -> Path:
@@ -28,18 +31,8 @@ def bench_steps(config: evalconfig.Config, cachegrind: bool, available: dict) ->
     """(bench, round, contender, allocator) steps, each round in a shuffled order."""
     rng = random.Random(config.seed)
     steps = []
-    zero = config.bench.get("zero-cost")
-    if zero is not None:
-        _bench_program("bench/layers/bench_zero_cost")
-        contenders = ["kingsley-layers", "kingsley-monolithic", "lea-layers", "glibc", "bump"]
-        for r in range(1, zero.get("rounds", evalconfig.MIN_RUNS) + 1):
-            order = contenders[:]
-            rng.shuffle(order)
-            steps += [("zero-cost", r, c, "") for c in order]
-        if cachegrind or "callgrind_ops" in zero:  # instructions: the deterministic zero-cost figure
-            if not shutil.which("valgrind"):
-                raise LabError("bench.zero-cost.callgrind_ops needs valgrind (apt-get install valgrind)")
-            steps += [("zero-cost-callgrind", 0, c, "") for c in contenders]
+    for program in layers_bench.PROGRAMS:  # zero-cost (§6) and special (§5): bench/layers
+        steps += _layers_steps(program, config.bench.get(program.workload), cachegrind, rng)
     drag = config.bench.get("drag")
     if drag is not None:
         for contender in ("reap", "emulator"):
@@ -78,6 +71,23 @@ def _pages_steps(table: dict) -> list:
     return steps
 
 
+def _layers_steps(program, table: Optional[dict], cachegrind: bool, rng: random.Random) -> list:
+    """[bench.zero-cost] or [bench.special]: each contender once a round, shuffled; then callgrind."""
+    if table is None:
+        return []
+    _bench_program(program.path)
+    steps = []
+    for r in range(1, table.get("rounds", evalconfig.MIN_RUNS) + 1):
+        order = list(program.contenders)
+        rng.shuffle(order)
+        steps += [(program.workload, r, c, "") for c in order]
+    if cachegrind or "callgrind_ops" in table:  # instructions: the deterministic figure
+        if not shutil.which("valgrind"):
+            raise LabError(f"bench.{program.workload}.callgrind_ops needs valgrind (apt-get install valgrind)")
+        steps += [(f"{program.workload}-callgrind", 0, c, "") for c in program.contenders]
+    return steps
+
+
 def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: float,
                    folder: Optional[Path] = None) -> dict:
     bench, rnd, contender, extra = step
@@ -88,21 +98,8 @@ def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: 
         return _pages_step(row, config.bench["pages"], config.seed, timeout_s, folder)
     env = dict(os.environ, STRATA_REAP_CHECK="0")
     try:
-        if bench in ("zero-cost", "zero-cost-callgrind"):
-            exe = str(_bench_program("bench/layers/bench_zero_cost"))
-            if bench == "zero-cost":
-                ops = config.bench["zero-cost"].get("ops", 2_000_000)
-                out = subprocess.run([exe, contender, str(ops)], capture_output=True, text=True, check=True,
-                                     timeout=timeout_s).stdout
-                fields = dict(kv.split("=", 1) for kv in out.split())
-                row.update(status="ok", seconds=float(fields["seconds"]))
-            else:
-                ops = config.bench["zero-cost"].get("callgrind_ops", 200_000)
-                done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", exe,
-                                       contender, str(ops)], capture_output=True, text=True, check=True,
-                                      timeout=timeout_s * 50)
-                found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
-                row.update(status="ok" if found else "failed", instructions=int(found.group(1)) if found else None)
+        if bench.removesuffix("-callgrind") in LAYERS_PROGRAMS:
+            _layers_step(row, LAYERS_PROGRAMS[bench.removesuffix("-callgrind")], config, timeout_s)
         elif bench == "drag":
             exe = str(_bench_program(f"bench/reap/strata-bench-reap-{contender}"))
             drag = config.bench["drag"]
@@ -121,6 +118,19 @@ def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: 
     except (LabError, ValueError, KeyError, IndexError) as error:
         row.update(status="failed", error=str(error)[:300])
     return row
+
+
+def _layers_step(row: dict, program, config: evalconfig.Config, timeout_s: float) -> None:
+    """One contender of bench/layers: timed (seconds) or under callgrind (instructions)."""
+    exe, table, contender = str(_bench_program(program.path)), config.bench[program.workload], row["contender"]
+    if not row["bench"].endswith("-callgrind"):
+        out = subprocess.run([exe, contender, str(table.get("ops", 2_000_000))], capture_output=True, text=True,
+                             check=True, timeout=timeout_s).stdout
+        fields = dict(kv.split("=", 1) for kv in out.split())
+        row.update(status="ok", seconds=float(fields["seconds"]))
+        return
+    argv = [exe, contender, str(table.get("callgrind_ops", 200_000))]
+    row.update(status="ok", instructions=valgrind.instructions(argv, dict(os.environ), timeout_s=timeout_s * 50))
 
 
 def _object_drag_step(row: dict, config: evalconfig.Config, timeout_s: float, folder: Optional[Path]) -> dict:
