@@ -75,7 +75,7 @@ def _bench(r: Results, s: Section, bench: str, pairs: list) -> None:
         if count is not None:
             claim.note = f"callgrind instructions {count:.4f}"
         s.claim(claim)
-    if values:
+    if any(values.values()):
         s.img(plots.bars(r.plot_path(f"heap-layers-{bench}"), "layers against hand-written", "ratio",
                          [f"{a} / {b}" for a, b, *_ in pairs], ["time", "instructions"],
                          {k: v for k, v in values.items() if v}, 1.0), f"{bench} ratios")
