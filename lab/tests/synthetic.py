@@ -23,11 +23,13 @@ EXPERIMENTS = [
     ("real-programs", ["py-a", "py-b"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0"]),
     ("reaps", ["compiler", "interp", "parser", "server"], ["glibc"], ["custom", "reap", "naive"], ["Adv0"]),
     ("general-purpose", ["cfrac", "text"], ["glibc", "lea", "strata", "jemalloc", "mimalloc"], ["naive"], ["Adv0"]),
-    ("heap-layers", ["cfrac"], ["glibc", "lea"], ["naive"], ["Adv0"]),
+    ("heap-layers", ["cfrac"], ["glibc", "lea", "kingsley", "kingsley-hand"], ["naive"], ["Adv0"]),
     ("hardening", ["cfrac", "text"], ["glibc", "strata", "strata-hardened", "scudo", "mimalloc-secure"], ["naive"],
      ["Adv0"]),
     ("occupancy", ["parser"], ["jemalloc"], ["naive"], ["M10-O0", "M10-O20", "M10-O40", "M10-O60"]),
+    ("vam-variants", ["cfrac", "parser"], ["vam", "vam-header", "vam-coarse"], ["naive"], ["Adv0"]),
 ]
+MEMORY_SECTIONS = ("reaps", "general-purpose", "heap-layers", "vam-variants")
 
 
 def run_row(workload, mode, allocator, preset, rnd, seconds, *, status="ok", checksum=CHECK, rss=10 << 20):
@@ -67,7 +69,7 @@ class Synthetic:
                     for a in allocators:
                         for p in presets:
                             self.times[(w, m, SCALE, a, p)] = [1.0] * rounds
-                            if section in ("reaps", "general-purpose"):
+                            if section in MEMORY_SECTIONS:
                                 self.memory[(w, m, SCALE, a, p)] = [2 << 20] * 3
 
     def set(self, workload, mode, allocator, preset, value: float, noise=TIGHT) -> "Synthetic":

@@ -272,6 +272,57 @@ def _page_locality():
              "page-locality.page-based-layout")}
 
 
+def _layer_programs():
+    """2001 §5 (bench_special) and Table 5/6 (kingsley / kingsley-hand, lea / glibc on cfrac)."""
+    def special(layers, hand, ratio, noise=None):
+        noise = noise or [1.0] * 6
+        return lambda s: s.bench.extend({"bench": "special", "round": i + 1, "contender": c, "status": "ok",
+                                         "seconds": t} for i in range(6)
+                                        for c, t in ((layers, ratio * noise[i]), (hand, 1.0)))
+
+    def memory(alloc, ratio, noise=None):
+        return lambda s: s.set_memory("cfrac", "naive", alloc, ratio * (2 << 20),
+                                      **({"noise": noise} if noise else {}))
+    x, o = ("xalloc-layers", "xalloc-hand"), ("obstack-layers", "obstack-gnu")
+    k, lea = ("cfrac", "naive", "kingsley", "Adv0"), ("cfrac", "naive", "lea", "Adv0")
+    return {"heap-layers.xalloc-layers": {HELD: special(*x, 0.95), NOT_HELD: special(*x, 1.1),
+                                          INCONCLUSIVE: special(*x, 1.0, WIDE)},
+            "heap-layers.obstack-layers": {HELD: special(*o, 0.9), NOT_HELD: special(*o, 1.1),
+                                           INCONCLUSIVE: special(*o, 1.0, WIDE)},
+            "heap-layers.kingsley-programs-time": {HELD: pair(k, 1.0), NOT_HELD: pair(k, 1.1),
+                                                   INCONCLUSIVE: straddle(k, 1.02)},
+            "heap-layers.lea-programs-time": {HELD: pair(lea, 1.07), NOT_HELD: pair(lea, 1.4),
+                                              INCONCLUSIVE: straddle(lea, 1.2)},
+            "heap-layers.kingsley-programs-memory": {HELD: memory("kingsley", 1.0), NOT_HELD: memory("kingsley", 2.0),
+                                                     INCONCLUSIVE: memory("kingsley", 1.11, WIDE)},
+            "heap-layers.lea-programs-memory": {HELD: memory("lea", 1.0), NOT_HELD: memory("lea", 2.0),
+                                                INCONCLUSIVE: memory("lea", 1.19, WIDE)}}
+
+
+def _vam_variants():
+    """Each variant against vam on cfrac and parser: time (timed runs) and pages in use (memory runs)."""
+    def times(alloc, ratio, noise=None, workloads=("cfrac", "parser")):
+        return lambda s: [s.set(w, "naive", alloc, "Adv0", ratio, **({"noise": noise} if noise else {}))
+                          for w in workloads]
+
+    def memory(alloc, ratio, noise=None):
+        return lambda s: [s.set_memory(w, "naive", alloc, ratio * (2 << 20), **({"noise": noise} if noise else {}))
+                          for w in ("cfrac", "parser")]
+    h, c = "vam-header", "vam-coarse"
+    return {"vam-variants.header-time": {HELD: times(h, 1.1), NOT_HELD: times(h, 0.9),
+                                         INCONCLUSIVE: times(h, 1.0, WIDE)},
+            "vam-variants.header-parser": {HELD: times(h, 1.1, workloads=("parser",)),
+                                           NOT_HELD: times(h, 0.9, workloads=("parser",)),
+                                           INCONCLUSIVE: times(h, 1.0, WIDE, ("parser",))},
+            "vam-variants.header-memory": {HELD: memory(h, 1.2), NOT_HELD: memory(h, 0.9),
+                                           INCONCLUSIVE: memory(h, 1.0, WIDE)},
+            "vam-variants.coarse-memory": {HELD: memory(c, 1.2), NOT_HELD: memory(c, 0.9),
+                                           INCONCLUSIVE: memory(c, 1.0, WIDE)},
+            "vam-variants.coarse-time": {HELD: times(c, 1.0), NOT_HELD: times(c, 1.3),
+                                         INCONCLUSIVE: times(c, 1.05, WIDE)},
+            "vam-variants.bitmap-time": {NOT_MEASURED: lambda s: None}}
+
+
 SCENARIOS = {**_per_class(), "regions.gap-best": {HELD: _regions_gap(1.05), NOT_HELD: _regions_gap(1.35),
                                                   INCONCLUSIVE: _regions_gap(1.15, WIDE)},
              "regions.closed-gap": {HELD: _regions_gap(1.1), NOT_HELD: _regions_gap(2.0),
@@ -280,7 +331,7 @@ SCENARIOS = {**_per_class(), "regions.gap-best": {HELD: _regions_gap(1.05), NOT_
              "occupancy.misses-correlate": {HELD: _correlation(1), NOT_HELD: _correlation(-1),
                                              INCONCLUSIVE: _correlation(0)},
              **_real_programs(), **_reaps(), **_drag(), **_general_purpose(), **_heap_layers(),
-             **hardening_scenarios(), **_figures_rq(), **_page_locality()}
+             **hardening_scenarios(), **_figures_rq(), **_page_locality(), **_layer_programs(), **_vam_variants()}
 CASES = [(key, direction) for key, directions in SCENARIOS.items() for direction in directions]
 
 
