@@ -179,12 +179,17 @@ def _general_purpose():
             "general-purpose.vam-fewer-l1-misses": {HELD: misses(1.0, (0.8, 1.3)), NOT_HELD: misses(1.0, (1.1, 1.3))}}
 
 
+def bench_times(bench, layers, hand, ratio, noise=None):
+    """Six rounds of bench/layers rows: layers at ratio (times noise) against hand at 1.0 s."""
+    noise = noise or [1.0] * 6
+    return lambda s: s.bench.extend({"bench": bench, "round": i + 1, "contender": c, "status": "ok",
+                                     "seconds": t} for i in range(6)
+                                    for c, t in ((layers, ratio * noise[i]), (hand, 1.0)))
+
+
 def _heap_layers():
     def times(layers, hand, ratio, noise=None):
-        noise = noise or [1.0] * 6
-        return lambda s: s.bench.extend({"bench": "zero-cost", "round": i + 1, "contender": c, "status": "ok",
-                                         "seconds": t} for i in range(6)
-                                        for c, t in ((layers, ratio * noise[i]), (hand, 1.0)))
+        return bench_times("zero-cost", layers, hand, ratio, noise)
     k, lea = ("kingsley-layers", "kingsley-monolithic"), ("lea-layers", "glibc")
     return {"heap-layers.kingsley-layers": {HELD: times(*k, 1.01), NOT_HELD: times(*k, 1.10),
                                             INCONCLUSIVE: times(*k, 1.02, WIDE)},
@@ -275,10 +280,7 @@ def _page_locality():
 def _layer_programs():
     """2001 §5 (bench_special) and Table 5/6 (kingsley / kingsley-hand, lea / glibc on cfrac)."""
     def special(layers, hand, ratio, noise=None):
-        noise = noise or [1.0] * 6
-        return lambda s: s.bench.extend({"bench": "special", "round": i + 1, "contender": c, "status": "ok",
-                                         "seconds": t} for i in range(6)
-                                        for c, t in ((layers, ratio * noise[i]), (hand, 1.0)))
+        return bench_times("special", layers, hand, ratio, noise)
 
     def memory(alloc, ratio, noise=None):
         return lambda s: s.set_memory("cfrac", "naive", alloc, ratio * (2 << 20),
