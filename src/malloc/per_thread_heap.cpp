@@ -573,7 +573,9 @@ bool on_free_list(const Page* page, const FreeBlock* b) noexcept {
 }  // namespace
 
 void* small_live_object(Page* page, void* p, bool owner, Use use) noexcept {
-  PageState state = __atomic_load_n(&page->state, __ATOMIC_RELAXED);
+  // Read as its underlying byte: clang's __atomic builtins take integers only.
+  const auto state = static_cast<PageState>(
+      __atomic_load_n(reinterpret_cast<const std::uint8_t*>(&page->state), __ATOMIC_RELAXED));
   if (state != PageState::kInClass) {
     // A block whose objects all came back: a free into it is a second one
     // if p is where an object was.
