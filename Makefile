@@ -118,7 +118,8 @@ peers-if-missing:
 # matrix; the report goes to results/<date-time>/ (results/latest). LAB_CONFIG
 # picks another matrix (lab/configs/full.toml, smoke.toml).
 LAB_CONFIG ?= lab/configs/default.toml
-lab: build
+# The hardening section compares the peers' hardened builds (make peers).
+lab: build peers-if-missing
 	STRATA_LAB_BUILD_DIR=$(CURDIR)/build/release $(VENV)/bin/strata-lab evaluate --config $(LAB_CONFIG)
 
 clean:
