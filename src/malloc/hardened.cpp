@@ -14,13 +14,15 @@ namespace strata::malloc_detail {
 
 namespace {
 
+// [[maybe_unused]]: in the default build the policies are off, so `if constexpr`
+// drops every use of a policy's helper (clang warns of unneeded functions).
 std::uintptr_t* slot_words(void* object) noexcept { return static_cast<std::uintptr_t*>(object); }
 
 // The canary of the slot at `object`: the secret keyed with its own address.
-std::uintptr_t canary_for(const std::uintptr_t* at) noexcept {
+[[maybe_unused]] std::uintptr_t canary_for(const std::uintptr_t* at) noexcept {
   return g_heap_secret ^ reinterpret_cast<std::uintptr_t>(at);
 }
-std::uintptr_t* canary_of(void* object, const Page* page) noexcept {
+[[maybe_unused]] std::uintptr_t* canary_of(void* object, const Page* page) noexcept {
   return slot_words(object) + page->block_size / sizeof(std::uintptr_t) - 1;
 }
 
@@ -30,12 +32,12 @@ std::uintptr_t* canary_of(void* object, const Page* page) noexcept {
 // (-fno-tree-loop-distribute-patterns).
 using Chunk16 = long long __attribute__((vector_size(16)));
 
-void zero_body(void* object, const Page* page) noexcept {
+[[maybe_unused]] void zero_body(void* object, const Page* page) noexcept {
   auto* v = static_cast<Chunk16*>(object);
   for (std::size_t i = 1, n = page->block_size / sizeof(Chunk16); i < n; ++i) v[i] = Chunk16{0, 0};
 }
 
-bool body_is_zero(void* object, const Page* page) noexcept {
+[[maybe_unused]] bool body_is_zero(void* object, const Page* page) noexcept {
   const auto* v = static_cast<const Chunk16*>(object);
   Chunk16 any{0, 0};
   for (std::size_t i = 1, n = page->block_size / sizeof(Chunk16); i < n; ++i) any |= v[i];
@@ -67,7 +69,7 @@ void release_small(PerThreadHeap* heap, void* object) noexcept {
   }
 }
 
-void quarantine(PerThreadHeap* heap, void* object) noexcept {
+[[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
   if (heap == &g_no_heap) return release_small(heap, object);  // a thread without a heap (exiting)
   void*& slot = heap->quarantine[heap->quarantine_next];
   void* oldest = slot;
