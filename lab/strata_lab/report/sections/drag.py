@@ -27,9 +27,7 @@ def build(r: Results) -> Section:
                 [[n, str(next(b["scale"] for b in rows if b["contender"] == n))]
                  + [_drag_text(by.get((n, m))) for m in MODES] + [_peaks(by.get((n, "naive")))] for n in names])
     regions = [n for n in names if n not in NON_REGION and n not in GENERAL_PURPOSE]
-    drag = lambda mode, among=names: {n: stats.exact(by[(n, mode)]["total_drag"]) for n in among
-                                      if (n, mode) in by and by[(n, mode)].get("total_drag") is not None
-                                      and by[(n, mode)]["status"] == "ok"}
+    drag = lambda mode, among=names: {n: stats.exact(d) for n, d in _total_drag(by, mode, among).items()}
     claim = Claim("drag.regions-drag", s.title, "objects freed only with their region drag in every program",
                   Source("2002", "§7", "The programs with regions consistently exhibit more drag, including 176.gcc "
                                        "(1.16), and mudlle (1.23), and lcc has high drag (3.34)."),
@@ -60,12 +58,17 @@ def build(r: Results) -> Section:
     return s
 
 
+def _total_drag(by: dict, mode: str, among: list) -> dict:
+    """program -> its measured total drag in that mode (programs whose run failed left out)."""
+    return {n: by[(n, mode)]["total_drag"] for n in among if (n, mode) in by
+            and by[(n, mode)].get("total_drag") is not None and by[(n, mode)]["status"] == "ok"}
+
+
 def _without_regions(s: Section, by: dict, names: list) -> None:
     """Fig. 4's programs without regions: the non-region custom programs with each custom free a free() (naive
     mode: the program frees exactly where its freelist or arena took the object back) and the programs that only
     ever used malloc/free."""
-    drag = {n: by[(n, "naive")]["total_drag"] for n in names if (n, "naive") in by
-            and by[(n, "naive")].get("total_drag") is not None and by[(n, "naive")]["status"] == "ok"}
+    drag = _total_drag(by, "naive", names)
     custom = Claim("drag.non-regions-near-one", s.title,
                    "programs with non-region custom allocators have drag near 1.0",
                    Source("2002", "Fig. 4", "Drag statistics for applications using general-purpose memory "
