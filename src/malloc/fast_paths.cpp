@@ -35,27 +35,24 @@ void deallocate_other(SegmentHeader* seg, void* p) noexcept {
   }
 }
 
-namespace {
-__attribute__((noinline)) void deallocate_checked(void* p) noexcept {
+void deallocate_not_owned(void* p) noexcept { deallocate_other(segment_of(p), p); }
+
+std::uintptr_t g_free_fast_above = 0;
+
+void deallocate_null_or_checked(void* p) noexcept {
+  if (!p) return;
   check_pointer(p);
   deallocate_nonnull(p);
 }
 
-inline __attribute__((always_inline)) void free_body(void* p) noexcept {
-  if (!p) return;
-  if constexpr (cfg::kHardened) return hardened_free(p);
-  if (STRATA_UNLIKELY(checked_mode())) return deallocate_checked(p);
-  deallocate_nonnull(p);
-}
-}  // namespace
+void send_frees_to_checks() noexcept { g_free_fast_above = ~std::uintptr_t{0}; }
 
 void* allocate(std::size_t size) noexcept { return allocate_inline(size); }
 
-void deallocate(void* p) noexcept { free_body(p); }
+void deallocate(void* p) noexcept { deallocate_inline(p); }
 
 void deallocate_sized(void* p, std::size_t size, std::size_t align) noexcept {
-  if constexpr (cfg::kCheckSizes) hardened_check_size(p, size, align);
-  free_body(p);  // inlined, as in free: no extra call for C++'s sized delete
+  deallocate_sized_inline(p, size, align);  // inlined, as in free: no extra call for C++'s sized delete
 }
 
 }  // namespace strata::malloc_detail

@@ -7,8 +7,10 @@
 // pointer bump; a free of the thread's own small object is a mask, a compare
 // and a push. Everything else leaves through a noinline slow path.
 #pragma once
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 
 #include "checked.hpp"
 #include "config.hpp"
@@ -47,6 +49,8 @@ inline PerThreadHeap* thread_heap() noexcept {
 __attribute__((noinline)) void* allocate_slow(std::size_t size) noexcept;
 // free() of anything but an object of the calling thread's own small blocks.
 __attribute__((noinline)) void deallocate_other(SegmentHeader* seg, void* p) noexcept;
+// The same, finding the segment again: the fast path keeps only p live.
+__attribute__((noinline)) void deallocate_not_owned(void* p) noexcept;
 
 inline bool fits_large(std::size_t size, std::size_t align) noexcept {
   return size <= cfg::kLargeMax && (align <= cfg::kMinAlign || size + align <= cfg::kLargeMax);
@@ -115,7 +119,36 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept 
     heap->free_local_slow(page, p);
     return;
   }
-  deallocate_other(seg, p);
+  deallocate_not_owned(p);
+}
+
+// free() takes the fast path for pointers above this value: 0 (every pointer
+// but NULL), or all ones in checked mode (none). One compare tests for NULL
+// and for checked mode at once, where a flag would cost a load and a test.
+// Plain, not atomic: written once at start-up (send_frees_to_checks), and a
+// plain load folds into the compare.
+extern std::uintptr_t g_free_fast_above __attribute__((visibility("hidden")));
+// free(NULL), and every free in checked mode (fast_paths.cpp).
+__attribute__((noinline)) void deallocate_null_or_checked(void* p) noexcept;
+
+// The body of free(), inlined into every entry point (free, operator delete):
+// no call from the exported name to the fast path.
+inline __attribute__((always_inline)) void deallocate_inline(void* p) noexcept {
+  if constexpr (cfg::kHardened) {
+    if (p) hardened_free(p);
+    return;
+  }
+  std::uintptr_t fast_above = cfg::kAlwaysChecked ? ~std::uintptr_t{0} : g_free_fast_above;
+  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) <= fast_above)) return deallocate_null_or_checked(p);
+  deallocate_nonnull(p);
+}
+
+// free_sized, free_aligned_sized, sized operator delete.
+inline __attribute__((always_inline)) void deallocate_sized_inline(void* p, std::size_t size, std::size_t align) noexcept {
+  if constexpr (cfg::kCheckSizes) hardened_check_size(p, size, align);
+  (void)size;
+  (void)align;
+  deallocate_inline(p);
 }
 
 }  // namespace strata::malloc_detail
