@@ -169,7 +169,17 @@ struct alignas(64) Page {
   // The owner's own view of in_full (it is the only writer).
   bool full() const noexcept { return in_full().load(std::memory_order_relaxed); }
   // Does p (in this block) point at the start of a slot? One multiply.
-  bool is_slot_start(const void* p) const noexcept { return is_slot_start(p, slot_magic); }
+  bool is_slot_start(const void* p) const noexcept {
+#if defined(__x86_64__)
+    // slot_magic as a memory operand of the multiply and of the compare: GCC
+    // would load it into a register first, one more instruction on free's fast path.
+    auto product = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1));
+    asm("imull %1, %0" : "+r"(product) : "m"(slot_magic) : "cc");
+    return product < slot_magic;
+#else
+    return is_slot_start(p, slot_magic);
+#endif
+  }
   static bool is_slot_start(const void* p, std::uint32_t magic) noexcept {
     auto offset = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1));
     return offset * magic < magic;
