@@ -75,7 +75,8 @@ inline void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noe
 inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) noexcept {
   if constexpr (cfg::kHardened) return hardened_allocate(size);
   if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
-    Page* page = tl_heap->current[class_of(size)];
+    PerThreadHeap* heap = tl_heap;
+    Page* page = heap->current[heap->class_index[(size + cfg::kMinAlign - 1) / cfg::kMinAlign]];
     char* p = page->bump;
     if (STRATA_LIKELY(p != page->bump_end)) {  // reap: fresh memory first
       page->bump = p + page->block_size;
