@@ -23,7 +23,8 @@ void* allocate_slow(std::size_t size) noexcept {
   return allocate_big(size, cfg::kMinAlign, &zeroed);
 }
 
-void deallocate_other(SegmentHeader* seg, void* p) noexcept {
+namespace {
+inline __attribute__((always_inline)) void free_by_kind(SegmentHeader* seg, void* p) noexcept {
   if (seg->kind == SegmentKind::kSmall) {
     auto* small = reinterpret_cast<SmallSegment*>(seg);
     free_remote(small, small->page_of(p), p);
@@ -35,7 +36,11 @@ void deallocate_other(SegmentHeader* seg, void* p) noexcept {
   }
 }
 
-void deallocate_not_owned(void* p) noexcept { deallocate_other(segment_of(p), p); }
+}  // namespace
+
+void deallocate_other(SegmentHeader* seg, void* p) noexcept { free_by_kind(seg, p); }
+
+void deallocate_not_owned(void* p) noexcept { free_by_kind(segment_of(p), p); }
 
 std::uintptr_t g_free_fast_above = 0;
 
