@@ -1,13 +1,13 @@
 // malloc's and free's fast paths, inline: fast_paths.cpp gives them their
-// names (allocate, deallocate), and c_semantics.cpp inlines the same bodies
-// into calloc, realloc and aligned allocation, as they were when all of these
-// shared one file (callgrind counts unchanged).
+// names (allocate, deallocate), c_semantics.cpp inlines the same bodies into
+// calloc, realloc and aligned allocation, and libstrata.so's override inlines
+// them into malloc, free, operator new and delete themselves (no jump from the
+// exported name to the fast path).
 //
 // A malloc of a small size is a thread-local load, a table lookup and a
 // pointer bump; a free of the thread's own small object is a mask, a compare
 // and a push. Everything else leaves through a noinline slow path.
 #pragma once
-#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
