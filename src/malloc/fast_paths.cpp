@@ -44,8 +44,7 @@ void deallocate_not_owned(void* p) noexcept { free_by_kind(segment_of(p), p); }
 
 std::uintptr_t g_free_fast_above = 0;
 
-void deallocate_null_or_checked(void* p) noexcept {
-  if (!p) return;
+void deallocate_checked(void* p) noexcept {
   check_pointer(p);
   deallocate_nonnull(p);
 }

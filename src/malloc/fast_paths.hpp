@@ -129,8 +129,8 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept 
 // Plain, not atomic: written once at start-up (send_frees_to_checks), and a
 // plain load folds into the compare.
 extern std::uintptr_t g_free_fast_above __attribute__((visibility("hidden")));
-// free(NULL), and every free in checked mode (fast_paths.cpp).
-__attribute__((noinline)) void deallocate_null_or_checked(void* p) noexcept;
+// Every free in checked mode (fast_paths.cpp).
+__attribute__((noinline)) void deallocate_checked(void* p) noexcept;
 
 // The body of free(), inlined into every entry point (free, operator delete):
 // no call from the exported name to the fast path.
@@ -140,7 +140,10 @@ inline __attribute__((always_inline)) void deallocate_inline(void* p) noexcept {
     return;
   }
   std::uintptr_t fast_above = cfg::kAlwaysChecked ? ~std::uintptr_t{0} : g_free_fast_above;
-  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) <= fast_above)) return deallocate_null_or_checked(p);
+  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) <= fast_above)) {
+    if (p) deallocate_checked(p);
+    return;
+  }
   deallocate_nonnull(p);
 }
 
