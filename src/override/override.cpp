@@ -50,7 +50,7 @@ STRATA_EXPORT void free_aligned_sized(void* ptr, size_t alignment, size_t size) 
 // nothing calls operator new. This file is compiled without exceptions.
 namespace std {
 new_handler get_new_handler() noexcept __attribute__((weak));
-[[noreturn]] void __throw_bad_alloc() __attribute__((weak));
+void __throw_bad_alloc() __attribute__((weak, noreturn));  // GNU form: <array> may declare it first
 }  // namespace std
 
 // Throwing forms: the new-handler loop of [new.delete.single], then bad_alloc
