@@ -24,15 +24,21 @@ void* allocate_slow(std::size_t size) noexcept {
 }
 
 namespace {
+// Out of line, both: a remote free then keeps nothing across a call (no frame).
+__attribute__((noinline)) void free_large(void* p) noexcept { large_free(p, large_arena(tl_heap->number)); }
+__attribute__((noinline)) void free_huge_or_foreign(void* p) noexcept {
+  huge_check_live(p, Use::kFree);  // also the verdict on anything that is no segment of ours
+  huge_free(p);
+}
+
 inline __attribute__((always_inline)) void free_by_kind(SegmentHeader* seg, void* p) noexcept {
   if (seg->kind == SegmentKind::kSmall) {
     auto* small = reinterpret_cast<SmallSegment*>(seg);
     free_remote(small, small->page_of(p), p);
   } else if (seg->kind == SegmentKind::kLarge) {
-    large_free(p, large_arena(tl_heap->number));
+    free_large(p);
   } else {
-    huge_check_live(p, Use::kFree);  // also the verdict on anything that is no segment of ours
-    huge_free(p);
+    free_huge_or_foreign(p);
   }
 }
 

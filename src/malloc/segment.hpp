@@ -237,8 +237,11 @@ struct SmallSegment {
   std::uint64_t free_pages;  // bit i: page i is not in use (bit 0, the header, never is)
   alignas(64) Page pages[cfg::kPagesPerSegment];
   // What freeing threads read and write of a block, beside its descriptor (so
-  // that the descriptor keeps one cache line with room for slot_magic).
-  struct PageShared {
+  // that the descriptor keeps one cache line with room for slot_magic). One
+  // entry per descriptor at the descriptor's stride: an entry is at a fixed
+  // distance from its descriptor, one displacement for a remote free (4 KiB of
+  // the header page, which has room for it).
+  struct alignas(sizeof(Page)) PageShared {
     std::atomic<bool> in_full{false};
     std::atomic<std::uint16_t> remote_left{0};
   };
@@ -257,16 +260,15 @@ struct SmallSegment {
 
 static_assert(sizeof(SmallSegment) <= cfg::kPageSize, "the header fits in page 0");
 
-inline std::atomic<bool>& Page::in_full() const noexcept {
-  auto self = reinterpret_cast<std::uintptr_t>(this);
-  auto* seg = reinterpret_cast<SmallSegment*>(self & ~(cfg::kSegmentSize - 1));
-  return seg->shared[this - seg->pages].in_full;
+// A descriptor's PageShared entry, at the same index in the parallel array.
+static_assert(sizeof(SmallSegment::PageShared) == sizeof(Page));
+inline SmallSegment::PageShared& page_shared(const Page* page) noexcept {
+  constexpr std::size_t kDistance = offsetof(SmallSegment, shared) - offsetof(SmallSegment, pages);
+  auto* self = reinterpret_cast<char*>(const_cast<Page*>(page));
+  return *reinterpret_cast<SmallSegment::PageShared*>(self + kDistance);
 }
-inline std::atomic<std::uint16_t>& Page::remote_left() const noexcept {
-  auto self = reinterpret_cast<std::uintptr_t>(this);
-  auto* seg = reinterpret_cast<SmallSegment*>(self & ~(cfg::kSegmentSize - 1));
-  return seg->shared[this - seg->pages].remote_left;
-}
+inline std::atomic<bool>& Page::in_full() const noexcept { return page_shared(this).in_full; }
+inline std::atomic<std::uint16_t>& Page::remote_left() const noexcept { return page_shared(this).remote_left; }
 
 // A heap's segments, or the pool of unused ones.
 using SegmentList = layers::IntrusiveDList<SmallSegment, &SmallSegment::link>;
