@@ -16,9 +16,16 @@ namespace strata::malloc_detail {
 namespace {
 // After the checks of every build: p is a live object (or, in a block of
 // aligned objects, points into one).
+// The common case first, as free tests it (fast_paths.hpp, free_remote): a
+// slot start not tagged freed is the object itself. (The hardened build
+// checks every pointer in full: slots bumping never reached too.)
 std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcept {
   Page* page = seg->page_of(p);
-  auto* object = static_cast<char*>(small_live_object(page, const_cast<void*>(p), seg->header.owner == tl_heap, use));
+  auto* object = static_cast<char*>(const_cast<void*>(p));
+  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
+  if (cfg::kHardened || STRATA_UNLIKELY(!Page::is_slot_start(p, magic) ||
+                                        static_cast<const FreeBlock*>(p)->tag == freed_tag(page)))
+    object = static_cast<char*>(small_live_object(page, object, seg->header.owner == tl_heap, use));
   return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));
 }
 }  // namespace
@@ -86,7 +93,7 @@ void* reallocate(void* p, std::size_t size) noexcept {
   void* q = allocate_inline(size);
   if (!q) return nullptr;  // errno ENOMEM; p is untouched
   std::memcpy(q, p, size < have ? size : have);
-  deallocate(p);
+  deallocate_inline(p);
   return q;
 }
 

@@ -23,39 +23,46 @@ void* allocate_slow(std::size_t size) noexcept {
   return allocate_big(size, cfg::kMinAlign, &zeroed);
 }
 
-void deallocate_other(SegmentHeader* seg, void* p) noexcept {
+namespace {
+// Out of line, both: a remote free then keeps nothing across a call (no frame).
+__attribute__((noinline)) void free_large(void* p) noexcept { large_free(p, large_arena(tl_heap->number)); }
+__attribute__((noinline)) void free_huge_or_foreign(void* p) noexcept {
+  huge_check_live(p, Use::kFree);  // also the verdict on anything that is no segment of ours
+  huge_free(p);
+}
+
+inline __attribute__((always_inline)) void free_by_kind(SegmentHeader* seg, void* p) noexcept {
   if (seg->kind == SegmentKind::kSmall) {
     auto* small = reinterpret_cast<SmallSegment*>(seg);
     free_remote(small, small->page_of(p), p);
   } else if (seg->kind == SegmentKind::kLarge) {
-    large_free(p, large_arena(tl_heap->number));
+    free_large(p);
   } else {
-    huge_check_live(p, Use::kFree);  // also the verdict on anything that is no segment of ours
-    huge_free(p);
+    free_huge_or_foreign(p);
   }
 }
 
-namespace {
-__attribute__((noinline)) void deallocate_checked(void* p) noexcept {
+}  // namespace
+
+void deallocate_other(SegmentHeader* seg, void* p) noexcept { free_by_kind(seg, p); }
+
+void deallocate_not_owned(void* p) noexcept { free_by_kind(segment_of(p), p); }
+
+std::uintptr_t g_free_fast_above = 0;
+
+void deallocate_checked(void* p) noexcept {
   check_pointer(p);
   deallocate_nonnull(p);
 }
 
-inline __attribute__((always_inline)) void free_body(void* p) noexcept {
-  if (!p) return;
-  if constexpr (cfg::kHardened) return hardened_free(p);
-  if (STRATA_UNLIKELY(checked_mode())) return deallocate_checked(p);
-  deallocate_nonnull(p);
-}
-}  // namespace
+void send_frees_to_checks() noexcept { g_free_fast_above = ~std::uintptr_t{0}; }
 
 void* allocate(std::size_t size) noexcept { return allocate_inline(size); }
 
-void deallocate(void* p) noexcept { free_body(p); }
+void deallocate(void* p) noexcept { deallocate_inline(p); }
 
 void deallocate_sized(void* p, std::size_t size, std::size_t align) noexcept {
-  if constexpr (cfg::kCheckSizes) hardened_check_size(p, size, align);
-  free_body(p);  // inlined, as in free: no extra call for C++'s sized delete
+  deallocate_sized_inline(p, size, align);  // inlined, as in free: no extra call for C++'s sized delete
 }
 
 }  // namespace strata::malloc_detail

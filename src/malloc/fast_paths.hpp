@@ -1,7 +1,8 @@
 // malloc's and free's fast paths, inline: fast_paths.cpp gives them their
-// names (allocate, deallocate), and c_semantics.cpp inlines the same bodies
-// into calloc, realloc and aligned allocation, as they were when all of these
-// shared one file (callgrind counts unchanged).
+// names (allocate, deallocate), c_semantics.cpp inlines the same bodies into
+// calloc, realloc and aligned allocation, and libstrata.so's override inlines
+// them into malloc, free, operator new and delete themselves (no jump from the
+// exported name to the fast path).
 //
 // A malloc of a small size is a thread-local load, a table lookup and a
 // pointer bump; a free of the thread's own small object is a mask, a compare
@@ -9,6 +10,7 @@
 #pragma once
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 
 #include "checked.hpp"
 #include "config.hpp"
@@ -47,6 +49,8 @@ inline PerThreadHeap* thread_heap() noexcept {
 __attribute__((noinline)) void* allocate_slow(std::size_t size) noexcept;
 // free() of anything but an object of the calling thread's own small blocks.
 __attribute__((noinline)) void deallocate_other(SegmentHeader* seg, void* p) noexcept;
+// The same, finding the segment again: the fast path keeps only p live.
+__attribute__((noinline)) void deallocate_not_owned(void* p) noexcept;
 
 inline bool fits_large(std::size_t size, std::size_t align) noexcept {
   return size <= cfg::kLargeMax && (align <= cfg::kMinAlign || size + align <= cfg::kLargeMax);
@@ -71,7 +75,8 @@ inline void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noe
 inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) noexcept {
   if constexpr (cfg::kHardened) return hardened_allocate(size);
   if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
-    Page* page = tl_heap->current[class_of(size)];
+    PerThreadHeap* heap = tl_heap;
+    Page* page = heap->current[heap->class_index[(size + cfg::kMinAlign - 1) / cfg::kMinAlign]];
     char* p = page->bump;
     if (STRATA_LIKELY(p != page->bump_end)) {  // reap: fresh memory first
       page->bump = p + page->block_size;
@@ -115,7 +120,39 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept 
     heap->free_local_slow(page, p);
     return;
   }
-  deallocate_other(seg, p);
+  deallocate_not_owned(p);
+}
+
+// free() takes the fast path for pointers above this value: 0 (every pointer
+// but NULL), or all ones in checked mode (none). One compare tests for NULL
+// and for checked mode at once, where a flag would cost a load and a test.
+// Plain, not atomic: written once at start-up (send_frees_to_checks), and a
+// plain load folds into the compare.
+extern std::uintptr_t g_free_fast_above __attribute__((visibility("hidden")));
+// Every free in checked mode (fast_paths.cpp).
+__attribute__((noinline)) void deallocate_checked(void* p) noexcept;
+
+// The body of free(), inlined into every entry point (free, operator delete):
+// no call from the exported name to the fast path.
+inline __attribute__((always_inline)) void deallocate_inline(void* p) noexcept {
+  if constexpr (cfg::kHardened) {
+    if (p) hardened_free(p);
+    return;
+  }
+  std::uintptr_t fast_above = cfg::kAlwaysChecked ? ~std::uintptr_t{0} : g_free_fast_above;
+  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) <= fast_above)) {
+    if (p) deallocate_checked(p);
+    return;
+  }
+  deallocate_nonnull(p);
+}
+
+// free_sized, free_aligned_sized, sized operator delete.
+inline __attribute__((always_inline)) void deallocate_sized_inline(void* p, std::size_t size, std::size_t align) noexcept {
+  if constexpr (cfg::kCheckSizes) hardened_check_size(p, size, align);
+  (void)size;
+  (void)align;
+  deallocate_inline(p);
 }
 
 }  // namespace strata::malloc_detail

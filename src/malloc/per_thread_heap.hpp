@@ -32,6 +32,7 @@
 // running thread that faults a fresh block in meanwhile discards one of them,
 // so keeping them costs no RSS of its own.
 #pragma once
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -94,6 +95,10 @@ struct PerThreadHeap {
   // Fast path table: the front of each class's available list (or &g_empty_page;
   // always &g_empty_page in checked mode, which sends every malloc to the slow path).
   Page* current[kClassCount];
+  // kClassIndex, copied into every heap: malloc then finds a size's class
+  // relative to the heap pointer it has in a register already, where the
+  // global table costs a rip-relative lea first (shared-library code).
+  std::array<std::uint8_t, kClassIndexSlots> class_index = kClassIndex;
   ClassQueue queues[kClassCount];
   PageList empty_pages;         // retained empty blocks, most recently emptied first
   // Blocks other threads' frees emptied since this heap last refilled (see

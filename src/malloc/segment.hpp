@@ -169,7 +169,17 @@ struct alignas(64) Page {
   // The owner's own view of in_full (it is the only writer).
   bool full() const noexcept { return in_full().load(std::memory_order_relaxed); }
   // Does p (in this block) point at the start of a slot? One multiply.
-  bool is_slot_start(const void* p) const noexcept { return is_slot_start(p, slot_magic); }
+  bool is_slot_start(const void* p) const noexcept {
+#if defined(__x86_64__)
+    // slot_magic as a memory operand of the multiply and of the compare: GCC
+    // would load it into a register first, one more instruction on free's fast path.
+    auto product = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1));
+    asm("imull %1, %0" : "+r"(product) : "m"(slot_magic) : "cc");
+    return product < slot_magic;
+#else
+    return is_slot_start(p, slot_magic);
+#endif
+  }
   static bool is_slot_start(const void* p, std::uint32_t magic) noexcept {
     auto offset = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1));
     return offset * magic < magic;
@@ -227,8 +237,11 @@ struct SmallSegment {
   std::uint64_t free_pages;  // bit i: page i is not in use (bit 0, the header, never is)
   alignas(64) Page pages[cfg::kPagesPerSegment];
   // What freeing threads read and write of a block, beside its descriptor (so
-  // that the descriptor keeps one cache line with room for slot_magic).
-  struct PageShared {
+  // that the descriptor keeps one cache line with room for slot_magic). One
+  // entry per descriptor at the descriptor's stride: an entry is at a fixed
+  // distance from its descriptor, one displacement for a remote free (4 KiB of
+  // the header page, which has room for it).
+  struct alignas(sizeof(Page)) PageShared {
     std::atomic<bool> in_full{false};
     std::atomic<std::uint16_t> remote_left{0};
   };
@@ -247,16 +260,15 @@ struct SmallSegment {
 
 static_assert(sizeof(SmallSegment) <= cfg::kPageSize, "the header fits in page 0");
 
-inline std::atomic<bool>& Page::in_full() const noexcept {
-  auto self = reinterpret_cast<std::uintptr_t>(this);
-  auto* seg = reinterpret_cast<SmallSegment*>(self & ~(cfg::kSegmentSize - 1));
-  return seg->shared[this - seg->pages].in_full;
+// A descriptor's PageShared entry, at the same index in the parallel array.
+static_assert(sizeof(SmallSegment::PageShared) == sizeof(Page));
+inline SmallSegment::PageShared& page_shared(const Page* page) noexcept {
+  constexpr std::size_t kDistance = offsetof(SmallSegment, shared) - offsetof(SmallSegment, pages);
+  auto* self = reinterpret_cast<char*>(const_cast<Page*>(page));
+  return *reinterpret_cast<SmallSegment::PageShared*>(self + kDistance);
 }
-inline std::atomic<std::uint16_t>& Page::remote_left() const noexcept {
-  auto self = reinterpret_cast<std::uintptr_t>(this);
-  auto* seg = reinterpret_cast<SmallSegment*>(self & ~(cfg::kSegmentSize - 1));
-  return seg->shared[this - seg->pages].remote_left;
-}
+inline std::atomic<bool>& Page::in_full() const noexcept { return page_shared(this).in_full; }
+inline std::atomic<std::uint16_t>& Page::remote_left() const noexcept { return page_shared(this).remote_left; }
 
 // A heap's segments, or the pool of unused ones.
 using SegmentList = layers::IntrusiveDList<SmallSegment, &SmallSegment::link>;

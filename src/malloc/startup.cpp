@@ -54,6 +54,7 @@ void ensure_initialized() noexcept {
     return;
   }
   g_options = read_options();
+  if (checked_mode()) send_frees_to_checks();
   if (g_options.show_stats) {
     // Programs such as coreutils close stderr in an atexit handler, before the
     // statistics are printed: keep a private copy (close-on-exec, high number).

@@ -1,11 +1,15 @@
 // The one translation unit that defines the C library's allocation functions
 // and every C++ operator new/delete: each forwards to libstrata's top layer
-// (src/malloc/allocator.hpp). Built into libstrata.so only.
+// (src/malloc/allocator.hpp). Built into libstrata.so only, with the
+// definitions of the objects it goes with (src/malloc/CMakeLists.txt): malloc,
+// free, operator new and delete inline the fast paths (fast_paths.hpp), so
+// that the exported name is the fast path, not a jump to it.
 #include <cerrno>
 #include <cstddef>
 #include <new>
 
 #include "allocator.hpp"
+#include "fast_paths.hpp"
 
 namespace sm = strata::malloc_detail;
 
@@ -13,8 +17,8 @@ namespace sm = strata::malloc_detail;
 
 extern "C" {
 
-STRATA_EXPORT void* malloc(size_t size) noexcept { return sm::allocate(size); }
-STRATA_EXPORT void free(void* ptr) noexcept { sm::deallocate(ptr); }
+STRATA_EXPORT void* malloc(size_t size) noexcept { return sm::allocate_inline(size); }
+STRATA_EXPORT void free(void* ptr) noexcept { sm::deallocate_inline(ptr); }
 STRATA_EXPORT void* calloc(size_t count, size_t size) noexcept { return sm::allocate_zeroed(count, size); }
 STRATA_EXPORT void* realloc(void* ptr, size_t size) noexcept { return sm::reallocate(ptr, size); }
 STRATA_EXPORT void* reallocarray(void* ptr, size_t count, size_t size) noexcept {
@@ -31,9 +35,9 @@ STRATA_EXPORT void* valloc(size_t size) noexcept { return sm::allocate_page_alig
 STRATA_EXPORT void* pvalloc(size_t size) noexcept { return sm::allocate_page_multiple(size); }
 STRATA_EXPORT size_t malloc_usable_size(void* ptr) noexcept { return sm::usable_size(ptr); }
 // C23: the size and alignment are hints strata does not need.
-STRATA_EXPORT void free_sized(void* ptr, size_t size) noexcept { sm::deallocate_sized(ptr, size, 0); }
+STRATA_EXPORT void free_sized(void* ptr, size_t size) noexcept { sm::deallocate_sized_inline(ptr, size, 0); }
 STRATA_EXPORT void free_aligned_sized(void* ptr, size_t alignment, size_t size) noexcept {
-  sm::deallocate_sized(ptr, size, alignment);
+  sm::deallocate_sized_inline(ptr, size, alignment);
 }
 
 }  // extern "C"
@@ -46,7 +50,7 @@ STRATA_EXPORT void free_aligned_sized(void* ptr, size_t alignment, size_t size) 
 // nothing calls operator new. This file is compiled without exceptions.
 namespace std {
 new_handler get_new_handler() noexcept __attribute__((weak));
-[[noreturn]] void __throw_bad_alloc() __attribute__((weak));
+void __throw_bad_alloc() __attribute__((weak, noreturn));  // GNU form: <array> may declare it first
 }  // namespace std
 
 // Throwing forms: the new-handler loop of [new.delete.single], then bad_alloc
@@ -67,7 +71,7 @@ namespace {
 }
 
 void* new_or_throw(std::size_t size) {
-  void* p = sm::allocate(size);
+  void* p = sm::allocate_inline(size);
   return __builtin_expect(p != nullptr, 1) ? p : new_failed(size, 0);
 }
 
@@ -91,7 +95,7 @@ void* retry_or_null(std::size_t size, std::size_t align) noexcept {
 }
 
 void* new_or_null(std::size_t size) noexcept {
-  void* p = sm::allocate(size);
+  void* p = sm::allocate_inline(size);
   return __builtin_expect(p != nullptr, 1) ? p : retry_or_null(size, 0);
 }
 
@@ -115,19 +119,19 @@ STRATA_EXPORT void* operator new[](std::size_t size, std::align_val_t align, con
   return new_aligned_or_null(size, align);
 }
 
-STRATA_EXPORT void operator delete(void* p) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete[](void* p) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete(void* p, std::size_t size) noexcept { sm::deallocate_sized(p, size, 0); }
-STRATA_EXPORT void operator delete[](void* p, std::size_t size) noexcept { sm::deallocate_sized(p, size, 0); }
-STRATA_EXPORT void operator delete(void* p, std::align_val_t) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { sm::deallocate(p); }
-STRATA_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { sm::deallocate(p); }
+STRATA_EXPORT void operator delete(void* p) noexcept { sm::deallocate_inline(p); }
+STRATA_EXPORT void operator delete[](void* p) noexcept { sm::deallocate_inline(p); }
+STRATA_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { sm::deallocate_inline(p); }
+STRATA_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { sm::deallocate_inline(p); }
+STRATA_EXPORT void operator delete(void* p, std::size_t size) noexcept { sm::deallocate_sized_inline(p, size, 0); }
+STRATA_EXPORT void operator delete[](void* p, std::size_t size) noexcept { sm::deallocate_sized_inline(p, size, 0); }
+STRATA_EXPORT void operator delete(void* p, std::align_val_t) noexcept { sm::deallocate_inline(p); }
+STRATA_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { sm::deallocate_inline(p); }
+STRATA_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { sm::deallocate_inline(p); }
+STRATA_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { sm::deallocate_inline(p); }
 STRATA_EXPORT void operator delete(void* p, std::size_t size, std::align_val_t align) noexcept {
-  sm::deallocate_sized(p, size, static_cast<std::size_t>(align));
+  sm::deallocate_sized_inline(p, size, static_cast<std::size_t>(align));
 }
 STRATA_EXPORT void operator delete[](void* p, std::size_t size, std::align_val_t align) noexcept {
-  sm::deallocate_sized(p, size, static_cast<std::size_t>(align));
+  sm::deallocate_sized_inline(p, size, static_cast<std::size_t>(align));
 }

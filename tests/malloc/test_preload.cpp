@@ -3,6 +3,10 @@
 // sanitizer runtime cannot share the process with another malloc.
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <string>
+#include <vector>
+
 #include "spawn.hpp"
 
 namespace {
@@ -37,6 +41,39 @@ TEST(StrataPreload, CheckedModeUnderPreloadRunsCleanPrograms) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "ok\n");
   EXPECT_EQ(r.err, "");
+}
+
+// malloc, free, new and delete of libstrata.so inline the fast paths, each
+// entry point its own copy: each copy makes the checks, and checked mode
+// reaches each one (fast_paths.hpp, g_free_fast_above).
+std::string misuse_program(const char* name) { return std::string(STRATA_MISUSE_DIR) + "/" + name; }
+
+void expect_abort_saying(const char* program, const std::vector<std::string>& env, const char* message) {
+  auto r = run_program({misuse_program(program)}, env);
+  EXPECT_EQ(r.signal, SIGABRT) << program << ": " << r.err;
+  EXPECT_EQ(r.err.rfind(std::string("strata: ") + message, 0), 0u) << program << ": " << r.err;
+}
+
+TEST(StrataPreload, FreeAndDeleteReportADoubleFree) {
+  expect_abort_saying("misuse_double_free_small", {kPreload}, "double free of 0x");
+  expect_abort_saying("misuse_double_delete", {kPreload}, "double free of 0x");
+  expect_abort_saying("misuse_free_interior_small", {kPreload}, "invalid free of 0x");
+}
+
+TEST(StrataPreload, CheckedModeReportsAForeignPointerBeforeReadingIt) {
+  // Without STRATA_CHECK the would-be segment header of a global is unmapped:
+  // the free dies of SIGSEGV. Checked mode looks the address up first.
+  expect_abort_saying("misuse_free_global", {kPreload, "STRATA_CHECK=1"},
+                      "free(): pointer was not allocated by strata: 0x");
+  expect_abort_saying("misuse_double_delete", {kPreload, "STRATA_CHECK=1"}, "double free of 0x");
+}
+
+TEST(StrataPreload, SizedDeleteAndFreeSizedRunClean) {
+  for (const char* program : {"correct_cpp_new_delete", "correct_free_sized", "correct_malloc_free"}) {
+    auto r = run_program({misuse_program(program)}, {kPreload});
+    EXPECT_EQ(r.exit_code, 0) << program << ": " << r.err;
+    EXPECT_EQ(r.err, "") << program;
+  }
 }
 
 }  // namespace
