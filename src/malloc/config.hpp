@@ -142,6 +142,16 @@ inline constexpr bool kCheckSizes = kHardened;
 // random, so the next allocation's address is not predictable from the last free.
 inline constexpr bool kRandomSlots = kHardened;
 
+// Guard pages (PROT_NONE), so that a linear overflow faults at once: the last
+// OS page of every small page block (its slots end before it), one page after
+// each huge object (placed right-aligned against it), and one page after each
+// large object (carved from its chunk). Each guard splits a kernel mapping, so
+// guards stop while the process has kGuardMappingsMax mappings, far below
+// vm.max_map_count (65530 by default); memory mapped meanwhile goes unguarded.
+inline constexpr bool kGuardPages = kHardened;
+inline constexpr std::size_t kBlockGuardBytes = kGuardPages ? kOsPageSize : 0;
+inline constexpr std::size_t kGuardMappingsMax = 32768;
+
 static_assert(kPageSize % kOsPageSize == 0);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);

@@ -74,6 +74,40 @@ constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
   return n < kMinChunk ? kMinChunk : n;
 }
 
+// The hardened build's guard page (cfg::kGuardPages): the last whole OS page
+// of an in-use chunk, right after its object, which ends against it as far
+// as the alignment allows. Set by allocate, lifted by free before the chunk
+// coalesces; large_resize never moves it (it only allows sizes that fit).
+constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
+
+char* guard_of(Chunk* c) noexcept {
+  auto end = reinterpret_cast<std::uintptr_t>(c) + c->size();
+  return reinterpret_cast<char*>((end & ~(cfg::kOsPageSize - 1)) - kGuard);
+}
+
+std::size_t usable_size_of(Chunk* c) noexcept {
+  if constexpr (cfg::kGuardPages) return static_cast<std::size_t>(guard_of(c) - static_cast<char*>(c->payload()));
+  return c->size() - kHeader;
+}
+
+// Where the object goes in chunk c: its payload, or further in when it must
+// be aligned (a gap in front stays a free chunk, so at least kMinChunk) or
+// must end against a guard page (then *guard: where the guard goes).
+std::uintptr_t placement(Chunk* c, std::size_t size, std::size_t align, std::uintptr_t* guard) noexcept {
+  auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
+  auto fits = [payload](std::uintptr_t at) { return at == payload || (at > payload && at - payload >= kMinChunk); };
+  if constexpr (cfg::kGuardPages) {
+    std::uintptr_t g = (payload + size + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+    while (!fits((g - size) & ~(align - 1))) g += cfg::kOsPageSize;
+    *guard = g;
+    return (g - size) & ~(align - 1);
+  }
+  *guard = 0;
+  if (align <= cfg::kMinAlign) return payload;
+  std::uintptr_t aligned = (payload + align - 1) & ~(align - 1);
+  return fits(aligned) ? aligned : aligned + align;
+}
+
 void bin_of(std::size_t size, unsigned& fl, unsigned& sl) noexcept {
   fl = 63u - static_cast<unsigned>(__builtin_clzll(size));
   sl = static_cast<unsigned>(size >> (fl - kSecondLevelBits)) & (kSecondLevel - 1);
@@ -282,6 +316,7 @@ bool LargeArena::try_defer(Chunk* c) noexcept {
 void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   std::size_t need = chunk_size_for(size);
   std::size_t search = align > cfg::kMinAlign ? need + align + kMinChunk : need;
+  if constexpr (cfg::kGuardPages) search = need + align + kMinChunk + 2 * kGuard;  // room to place it (placement)
   acquire();
   Chunk* c = find(search);
   if (!c) {
@@ -293,26 +328,25 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   }
   remove(c);
   if (c->size() == kRegionPayload) --empty_regions_;  // a spare region comes into use
-  if (align > cfg::kMinAlign) {
-    auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
-    std::uintptr_t aligned = (payload + align - 1) & ~(align - 1);
-    if (aligned != payload && aligned - payload < kMinChunk) aligned += align;
-    if (aligned != payload) {  // the gap in front stays free
-      std::size_t front = aligned - payload;
-      Chunk* r = Chunk::of(reinterpret_cast<void*>(aligned));
-      r->prev_size = front;
-      r->size_flags = (c->size() - front) | (c->size_flags & kDirty);
-      r->next()->prev_size = r->size();
-      c->size_flags = front | (c->size_flags & kDirty);
-      insert(c);
-      c = r;
-    }
+  std::uintptr_t guard = 0;
+  auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
+  std::uintptr_t at = placement(c, size, align, &guard);
+  if (at != payload) {  // the gap in front stays free
+    std::size_t front = at - payload;
+    Chunk* r = Chunk::of(reinterpret_cast<void*>(at));
+    r->prev_size = front;
+    r->size_flags = (c->size() - front) | (c->size_flags & kDirty);
+    r->next()->prev_size = r->size();
+    c->size_flags = front | (c->size_flags & kDirty);
+    insert(c);
+    c = r;
   }
-  split_tail(c, need);
+  split_tail(c, guard ? guard + kGuard - reinterpret_cast<std::uintptr_t>(c) : need);
   c->size_flags = c->size() | kInUse;
   ++live_objects_;
   live_bytes_ += c->size();
   unlock();
+  if constexpr (cfg::kGuardPages) (void)protect_guard(guard_of(c), kGuard);
   return c->payload();
 }
 
@@ -380,6 +414,9 @@ void LargeArena::purge() noexcept {
 }
 
 bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
+  // The hardened build keeps the chunk (and its guard): a size that fits, and
+  // does not waste more than half of it, stays; any other moves.
+  if constexpr (cfg::kGuardPages) return size <= usable_size_of(c) && size >= usable_size_of(c) / 2;
   std::size_t need = chunk_size_for(size);
   acquire();
   std::size_t have = c->size();
@@ -433,6 +470,7 @@ void large_free(void* p, const LargeArena& mine) noexcept {
   Chunk* c = large_live_chunk(p, Use::kFree);
   // Claim the free: of two racing frees of one object, only one goes on.
   if (__atomic_fetch_or(&c->size_flags, kFreeing, __ATOMIC_RELAXED) & kFreeing) report_freed(Use::kFree, p);
+  if constexpr (cfg::kGuardPages) unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
   LargeArena* home = region_of(p)->arena;
   home->release(c, home != &mine);
 }
@@ -445,10 +483,10 @@ std::size_t large_deferred_bytes() noexcept {
   return bytes;
 }
 
-std::size_t large_usable_size(const void* p) noexcept { return Chunk::of(p)->size() - kHeader; }
+std::size_t large_usable_size(const void* p) noexcept { return usable_size_of(Chunk::of(p)); }
 
 std::size_t large_checked_usable_size(const void* p, Use use) noexcept {
-  return large_live_chunk(p, use)->size() - kHeader;
+  return usable_size_of(large_live_chunk(p, use));
 }
 
 bool large_resize(void* p, std::size_t size) noexcept {

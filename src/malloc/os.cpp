@@ -1,11 +1,13 @@
 #include "os.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "checked.hpp"
 #include "strata/platform.hpp"
 
 namespace strata::malloc_detail {
@@ -166,6 +168,32 @@ std::size_t count_mappings() noexcept {
   ::close(fd);
   return lines;
 }
+
+namespace {
+// Guards stop near the mapping limit; /proc/self/maps is read every this many calls.
+constexpr std::size_t kGuardCheckPeriod = 64;
+std::atomic<std::size_t> g_guard_attempts{0};
+std::atomic<bool> g_guards_allowed{true};
+std::atomic<std::size_t> g_guards_refused{0};
+}  // namespace
+
+bool protect_guard(void* ptr, std::size_t bytes) noexcept {
+  int saved = errno;
+  if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % kGuardCheckPeriod == 0)
+    g_guards_allowed.store(count_mappings() < cfg::kGuardMappingsMax, std::memory_order_relaxed);
+  if (g_guards_allowed.load(std::memory_order_relaxed) && ::mprotect(ptr, bytes, PROT_NONE) == 0) return true;
+  g_guards_refused.fetch_add(1, std::memory_order_relaxed);
+  errno = saved;
+  return false;
+}
+
+void unprotect_guard(void* ptr, std::size_t bytes) noexcept {
+  int saved = errno;  // free() must not change errno
+  if (::mprotect(ptr, bytes, PROT_READ | PROT_WRITE) != 0) report_misuse("cannot make a guard page usable again at", ptr);
+  errno = saved;
+}
+
+std::size_t guards_refused() noexcept { return g_guards_refused.load(std::memory_order_relaxed); }
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
 std::size_t mapped_bytes() noexcept { return g_mapped_bytes.load(std::memory_order_relaxed); }

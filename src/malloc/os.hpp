@@ -44,6 +44,16 @@ void discard_by_remapping(void* ptr, std::size_t bytes) noexcept;
 // The process's number of kernel mappings (/proc/self/maps lines; 0 if unknown).
 std::size_t count_mappings() noexcept;
 
+// Guard pages (cfg::kGuardPages): [ptr, ptr+bytes), whole OS pages of a
+// mapping of ours, become inaccessible, so that an access faults. False when
+// they stay read-write: the process has cfg::kGuardMappingsMax mappings (each
+// guard splits one; checked every few calls) or the kernel refused.
+bool protect_guard(void* ptr, std::size_t bytes) noexcept;
+// Read-write again; harmless on pages that are not a guard. Aborts if the
+// kernel refuses (the memory would be unusable).
+void unprotect_guard(void* ptr, std::size_t bytes) noexcept;
+std::size_t guards_refused() noexcept;  // protect_guard calls that returned false
+
 // Give the physical pages of [ptr, ptr+bytes) back (madvise); both ends are
 // rounded inwards to OS pages. Counted in discarded_os_pages().
 void discard(void* ptr, std::size_t bytes) noexcept;
