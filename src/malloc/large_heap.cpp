@@ -76,13 +76,35 @@ constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
 
 // The hardened build's guard page (cfg::kGuardPages): the last whole OS page
 // of an in-use chunk, right after its object, which ends against it as far
-// as the alignment allows. Set by allocate, lifted by free before the chunk
-// coalesces; large_resize never moves it (it only allows sizes that fit).
+// as the alignment allows; large_resize never moves it (it only allows sizes
+// that fit). A freed chunk becomes a guard as a whole: every OS page of it
+// but the one holding its header and links, so that a write or read after
+// free faults too. Chunk headers stay read-write; allocate opens what it
+// carves (and the page of the tail's header) before writing there.
 constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
+
+std::uintptr_t page_down(std::uintptr_t a) noexcept { return a & ~(cfg::kOsPageSize - 1); }
+std::uintptr_t page_up(std::uintptr_t a) noexcept { return page_down(a + cfg::kOsPageSize - 1); }
 
 char* guard_of(Chunk* c) noexcept {
   auto end = reinterpret_cast<std::uintptr_t>(c) + c->size();
   return reinterpret_cast<char*>((end & ~(cfg::kOsPageSize - 1)) - kGuard);
+}
+
+// Free: all of c but its first page (header, links) inaccessible, its guard
+// included; if the mapping limit says no, it is read-write throughout.
+void protect_freed(Chunk* c) noexcept {
+  auto lo = page_up(reinterpret_cast<std::uintptr_t>(c) + kMinChunk);
+  auto hi = page_down(reinterpret_cast<std::uintptr_t>(c) + c->size());
+  if (hi > lo && !protect_guard(reinterpret_cast<void*>(lo), hi - lo)) unprotect_guard(guard_of(c), kGuard);
+}
+
+// Allocate: [at - kHeader, guard + kGuard) becomes the chunk, and the tail's
+// header goes right behind it; chunk_end: the end of the free chunk carved.
+void open_carved(std::uintptr_t at, std::uintptr_t guard, std::uintptr_t chunk_end) noexcept {
+  auto lo = page_down(at - kHeader);
+  std::uintptr_t hi = guard + 2 * kGuard < page_up(chunk_end) ? guard + 2 * kGuard : page_up(chunk_end);
+  unprotect_guard(reinterpret_cast<void*>(lo), hi - lo);
 }
 
 std::size_t usable_size_of(Chunk* c) noexcept {
@@ -331,6 +353,7 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   std::uintptr_t guard = 0;
   auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
   std::uintptr_t at = placement(c, size, align, &guard);
+  if constexpr (cfg::kGuardPages) open_carved(at, guard, reinterpret_cast<std::uintptr_t>(c) + c->size());
   if (at != payload) {  // the gap in front stays free
     std::size_t front = at - payload;
     Chunk* r = Chunk::of(reinterpret_cast<void*>(at));
@@ -470,7 +493,7 @@ void large_free(void* p, const LargeArena& mine) noexcept {
   Chunk* c = large_live_chunk(p, Use::kFree);
   // Claim the free: of two racing frees of one object, only one goes on.
   if (__atomic_fetch_or(&c->size_flags, kFreeing, __ATOMIC_RELAXED) & kFreeing) report_freed(Use::kFree, p);
-  if constexpr (cfg::kGuardPages) unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
+  if constexpr (cfg::kGuardPages) protect_freed(c);  // before it can coalesce: only its header page stays open
   LargeArena* home = region_of(p)->arena;
   home->release(c, home != &mine);
 }

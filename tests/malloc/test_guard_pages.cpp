@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -86,6 +88,28 @@ TEST_F(GuardPagesDeathTest, LargeGuardAfterReallocInPlace) {
   fill(q);
   EXPECT_FAULTS(q + strata_usable_size(q));
   strata_free(q);
+}
+
+TEST_F(GuardPagesDeathTest, LargeObjectAfterFree) {
+  // A freed large chunk is a guard too, but for its first page (header, links).
+  auto* p = static_cast<char*>(strata_malloc(100000));
+  fill(p);
+  strata_free(p);
+  EXPECT_FAULTS(p + 5000);
+  EXPECT_EXIT(
+      {
+        std::signal(SIGSEGV, SIG_DFL);
+        std::exit(static_cast<volatile char*>(p)[50000]);
+      },
+      testing::KilledBySignal(SIGSEGV), "");
+}
+
+TEST_F(GuardPagesDeathTest, LargeDoubleFreeStillReported) {
+  auto* p = static_cast<char*>(strata_malloc(100000));
+  strata_free(p);
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "double free of %p", static_cast<void*>(p));
+  EXPECT_DEATH(strata_free(p), expected);
 }
 
 // Objects of one class until one sits in the last slot of its block.
