@@ -170,8 +170,6 @@ std::size_t count_mappings() noexcept {
 }
 
 namespace {
-// Guards stop near the mapping limit; /proc/self/maps is read every this many calls.
-constexpr std::size_t kGuardCheckPeriod = 64;
 std::atomic<std::size_t> g_guard_attempts{0};
 std::atomic<bool> g_guards_allowed{true};
 std::atomic<std::size_t> g_guards_refused{0};
@@ -179,7 +177,7 @@ std::atomic<std::size_t> g_guards_refused{0};
 
 bool protect_guard(void* ptr, std::size_t bytes) noexcept {
   int saved = errno;
-  if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % kGuardCheckPeriod == 0)
+  if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % cfg::kGuardMappingsCheckEvery == 0)
     g_guards_allowed.store(count_mappings() < cfg::kGuardMappingsMax, std::memory_order_relaxed);
   if (g_guards_allowed.load(std::memory_order_relaxed) && ::mprotect(ptr, bytes, PROT_NONE) == 0) return true;
   g_guards_refused.fetch_add(1, std::memory_order_relaxed);

@@ -64,7 +64,8 @@ TEST_F(GuardPagesDeathTest, HugeGuardFollowsRealloc) {
 }
 
 TEST_F(GuardPagesDeathTest, OneBytePastALargeObject) {
-  for (std::size_t size : {std::size_t{8200}, std::size_t{50001}, (std::size_t{1} << 20) + 3, std::size_t{2} << 20}) {
+  static_assert(cfg::kLargeGuardMin == 64 * 1024, "the sizes below straddle it");
+  for (std::size_t size : {std::size_t{65536}, std::size_t{100001}, (std::size_t{1} << 20) + 3, std::size_t{2} << 20}) {
     auto* p = static_cast<char*>(strata_malloc(size));
     ASSERT_EQ(strata_usable_size(p), round16(size)) << size;
     fill(p);
@@ -72,7 +73,7 @@ TEST_F(GuardPagesDeathTest, OneBytePastALargeObject) {
     strata_free(p);
   }
   void* aligned = nullptr;
-  ASSERT_EQ(strata_posix_memalign(&aligned, 4096, 20000), 0);
+  ASSERT_EQ(strata_posix_memalign(&aligned, 4096, 80000), 0);
   ASSERT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % 4096, 0u);
   fill(aligned);
   EXPECT_FAULTS(static_cast<char*>(aligned) + strata_usable_size(aligned));
@@ -80,13 +81,16 @@ TEST_F(GuardPagesDeathTest, OneBytePastALargeObject) {
 }
 
 TEST_F(GuardPagesDeathTest, LargeGuardAfterReallocInPlace) {
-  auto* p = static_cast<char*>(strata_malloc(100000));
-  auto* q = static_cast<char*>(strata_realloc(p, 60000));  // fits and wastes less than half: stays
-  ASSERT_EQ(q, p);
+  // In place (the guard moves to the new page-rounded end), or moved.
+  auto* p = static_cast<char*>(strata_malloc(300000));
+  auto* q = static_cast<char*>(strata_realloc(p, 200000));
+  ASSERT_EQ(q, p) << "a shrink stays in place";
   EXPECT_FAULTS(q + strata_usable_size(q));
-  q = static_cast<char*>(strata_realloc(q, 300000));
-  fill(q);
-  EXPECT_FAULTS(q + strata_usable_size(q));
+  for (std::size_t size : {std::size_t{250000}, std::size_t{1} << 20, std::size_t{70000}, std::size_t{20000}}) {
+    q = static_cast<char*>(strata_realloc(q, size));
+    fill(q);
+    if (size >= cfg::kLargeGuardMin) EXPECT_FAULTS(q + strata_usable_size(q)) << size;
+  }
   strata_free(q);
 }
 
@@ -183,14 +187,10 @@ TEST(GuardPages, StopNearTheMappingLimitAndResume) {
   ASSERT_NE(range, MAP_FAILED);
   for (std::size_t i = 0; i < pages; i += 2) ASSERT_EQ(mprotect(range + i * cfg::kOsPageSize, cfg::kOsPageSize, PROT_NONE), 0);
   std::size_t refused = md::guards_refused();
-  for (int i = 0; i < 200; ++i) {  // the limit is looked at every few guards
-    void* p = strata_malloc(3 << 20);
-    fill(p);
-    strata_free(p);
-  }
+  for (std::size_t i = 0; i < cfg::kGuardMappingsCheckEvery + 100; ++i) strata_free(strata_malloc(3 << 20));
   EXPECT_GT(md::guards_refused(), refused);
   munmap(range, pages * cfg::kOsPageSize);
-  for (int i = 0; i < 200; ++i) strata_free(strata_malloc(3 << 20));
+  for (std::size_t i = 0; i < cfg::kGuardMappingsCheckEvery + 100; ++i) strata_free(strata_malloc(3 << 20));
   refused = md::guards_refused();
   auto* p = static_cast<char*>(strata_malloc(3 << 20));
   EXPECT_EQ(md::guards_refused(), refused);
