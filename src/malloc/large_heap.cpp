@@ -79,13 +79,13 @@ constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
 // guarded arenas: a system call per allocation and per free is small beside
 // the work such an object takes; smaller objects' arenas make none). In a
 // guarded arena the last whole OS page of an in-use chunk is its guard, right
-// after the object, which ends against it as far as the alignment allows. A
-// freed chunk's first pages after its header page become inaccessible too
-// (up to kFreedGuardBytes: a read or write after free faults), and its guard
-// stays. Chunk headers stay read-write; allocate and resize open what they
-// carve (and the page of the tail's header) before writing there.
+// after the object, which ends against it as far as the alignment allows.
+// free lifts it before the chunk can coalesce, so a free chunk never holds a
+// guard and coalescing, purging and carving never meet one. (Making freed
+// chunks inaccessible too, to catch use after free, cost a third system call
+// per object and the unguarding of whatever a new object is carved from:
+// bench/malloc's large ran 1.6x the default build's time.)
 constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
-constexpr std::size_t kFreedGuardBytes = 64 * 1024;
 bool in_guarded_arena(const void* p) noexcept;
 
 std::uintptr_t page_down(std::uintptr_t a) noexcept { return a & ~(cfg::kOsPageSize - 1); }
@@ -94,24 +94,6 @@ std::uintptr_t page_up(std::uintptr_t a) noexcept { return page_down(a + cfg::kO
 char* guard_of(Chunk* c) noexcept {
   auto end = reinterpret_cast<std::uintptr_t>(c) + c->size();
   return reinterpret_cast<char*>((end & ~(cfg::kOsPageSize - 1)) - kGuard);
-}
-
-// Free (a guarded chunk): the pages after its first (header, links), up to
-// kFreedGuardBytes and before its guard, inaccessible.
-void protect_freed(Chunk* c) noexcept {
-  auto lo = page_up(reinterpret_cast<std::uintptr_t>(c) + kMinChunk);
-  auto guard = reinterpret_cast<std::uintptr_t>(guard_of(c));
-  std::uintptr_t hi = lo + kFreedGuardBytes < guard ? lo + kFreedGuardBytes : guard;
-  if (hi > lo) (void)protect_guard(reinterpret_cast<void*>(lo), hi - lo);
-}
-
-// [lo, hi) of a guarded arena's region becomes chunk memory again, and the
-// page of the header that follows it (clipped to `limit`, the end of the free
-// space carved from).
-void open_pages(std::uintptr_t lo, std::uintptr_t hi, std::uintptr_t limit) noexcept {
-  lo = page_down(lo);
-  hi = hi + kGuard < page_up(limit) ? hi + kGuard : page_up(limit);
-  unprotect_guard(reinterpret_cast<void*>(lo), hi - lo);
 }
 
 std::size_t usable_size_of(Chunk* c) noexcept {
@@ -389,7 +371,6 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   std::uintptr_t guard = 0;
   auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
   std::uintptr_t at = placement(c, size, align, guarded(), &guard);
-  if (guard) open_pages(at - kHeader, guard + kGuard, reinterpret_cast<std::uintptr_t>(c) + c->size());
   if (at != payload) {  // the gap in front stays free
     std::size_t front = at - payload;
     Chunk* r = Chunk::of(reinterpret_cast<void*>(at));
@@ -473,8 +454,7 @@ void LargeArena::purge() noexcept {
 }
 
 // In place, in a guarded arena: the guard is lifted, the chunk shrinks or
-// takes in its free successor (whose pages are opened), and a guard goes
-// after the new page-rounded end. Sizes below cfg::kLargeGuardMin move to
+// takes in its free successor, and a guard goes after the new page-rounded end. Sizes below cfg::kLargeGuardMin move to
 // the unguarded arenas (the caller copies).
 bool LargeArena::resize_guarded(Chunk* c, std::size_t size) noexcept {
   if (size < cfg::kLargeGuardMin) return false;
@@ -486,7 +466,6 @@ bool LargeArena::resize_guarded(Chunk* c, std::size_t size) noexcept {
   bool ok = need <= have || (!next->in_use() && have + next->size() >= need);
   if (ok) {
     unprotect_guard(guard_of(c), kGuard);
-    if (need > have) open_pages(start + have, start + need, start + have + next->size());
     (void)resize_locked(c, need);
     (void)protect_guard(guard_of(c), kGuard);
   }
@@ -556,7 +535,7 @@ void large_free(void* p, const LargeArena& mine) noexcept {
   // Claim the free: of two racing frees of one object, only one goes on.
   if (__atomic_fetch_or(&c->size_flags, kFreeing, __ATOMIC_RELAXED) & kFreeing) report_freed(Use::kFree, p);
   LargeArena* home = region_of(p)->arena;
-  if (cfg::kGuardPages && home->guarded()) protect_freed(c);  // before it can coalesce
+  if (cfg::kGuardPages && home->guarded()) unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
   home->release(c, home != &mine && home != &arena_for(mine, cfg::kLargeGuardMin));
 }
 
