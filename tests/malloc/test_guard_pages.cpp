@@ -89,7 +89,9 @@ TEST_F(GuardPagesDeathTest, LargeGuardAfterReallocInPlace) {
   for (std::size_t size : {std::size_t{250000}, std::size_t{1} << 20, std::size_t{70000}, std::size_t{20000}}) {
     q = static_cast<char*>(strata_realloc(q, size));
     fill(q);
-    if (size >= cfg::kLargeGuardMin) EXPECT_FAULTS(q + strata_usable_size(q)) << size;
+    if (size >= cfg::kLargeGuardMin) {
+      EXPECT_FAULTS(q + strata_usable_size(q)) << size;
+    }
   }
   strata_free(q);
 }
