@@ -142,6 +142,23 @@ inline constexpr bool kCheckSizes = kHardened;
 // random, so the next allocation's address is not predictable from the last free.
 inline constexpr bool kRandomSlots = kHardened;
 
+// Guard pages (PROT_NONE), so that a linear overflow faults at once: the last
+// OS page of every small page block (its slots end before it), one page after
+// each huge object (placed right-aligned against it), and one page after each
+// large object of kLargeGuardMin bytes or more (carved from its chunk). Each
+// guard splits a kernel mapping, so guards stop while the process has
+// kGuardMappingsMax mappings, far below vm.max_map_count (65530 by default);
+// memory placed meanwhile goes unguarded.
+inline constexpr bool kGuardPages = kHardened;
+inline constexpr std::size_t kBlockGuardBytes = kGuardPages ? kOsPageSize : 0;
+inline constexpr std::size_t kGuardMappingsMax = 32768;
+inline constexpr std::size_t kGuardMappingsCheckEvery = 1024;  // guards set between two counts, at most
+// Large objects get guards from this size on (in arenas of their own): an
+// mprotect per malloc and per free is small beside the work such an object
+// takes, not beside an 8 KiB one's (bench/malloc's xfree, 10% of its objects
+// 8-16 KiB, ran 20x slower with a guard on each).
+inline constexpr std::size_t kLargeGuardMin = 64 * 1024;
+
 static_assert(kPageSize % kOsPageSize == 0);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);

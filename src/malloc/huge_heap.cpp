@@ -20,6 +20,9 @@ constexpr std::size_t kHugeHeader = 64;  // the object starts here unless it nee
 constexpr std::size_t kSegment = cfg::kSegmentSize;
 constexpr std::size_t kRegionSegments = cfg::kHugeRegionBytes / kSegment;
 constexpr std::size_t kNoRegion = ~std::size_t{0};
+// The hardened build's guard page right after each object's page-rounded end
+// (inside its run); the object is placed right-aligned against it.
+constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
 
 // The header of a huge object, at the start of its run (or mapping).
 struct HugeHeader {
@@ -27,6 +30,7 @@ struct HugeHeader {
   std::size_t run_bytes;       // address space the object owns: whole segments in a region
   std::size_t touched_bytes;   // the most it ever handed out: its pages beyond may not be resident
   std::size_t region;          // index into g_regions, or kNoRegion for a mapping of its own
+  std::size_t object_offset;   // where the object starts, from the header
 };
 static_assert(sizeof(HugeHeader) <= kHugeHeader);
 
@@ -62,6 +66,16 @@ std::size_t segments_for(std::size_t bytes) noexcept { return (bytes + kSegment 
 std::size_t min_size(std::size_t a, std::size_t b) noexcept { return a < b ? a : b; }
 
 HugeHeader* header_of(const void* p) noexcept { return reinterpret_cast<HugeHeader*>(segment_of(p)); }
+
+// The guard page behind a live object (cfg::kGuardPages): set when it is
+// placed, lifted before its run changes hands or size (a run moved or
+// cached must be read-write throughout), set again at the new end.
+void guard_object(HugeHeader* header) noexcept {
+  if constexpr (cfg::kGuardPages) (void)protect_guard(reinterpret_cast<char*>(header) + header->segment.mapped_bytes, kGuard);
+}
+void unguard_object(HugeHeader* header) noexcept {
+  if constexpr (cfg::kGuardPages) unprotect_guard(reinterpret_cast<char*>(header) + header->segment.mapped_bytes, kGuard);
+}
 
 // ---- Regions (the caller holds g_lock) ----------------------------------------
 
@@ -310,7 +324,7 @@ bool add_region() noexcept {
 
 // A run in a region for an object whose first `bytes` are used, or nullptr.
 HugeHeader* place_in_region(std::size_t bytes, bool* zeroed) noexcept {
-  std::size_t n = segments_for(bytes);
+  std::size_t n = segments_for(bytes + kGuard);
   std::size_t k = 0, first = 0;
   pthread_mutex_lock(&g_lock);
   bool found = find_place(n, 0, bytes, &k, &first);
@@ -435,10 +449,13 @@ void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
   bool giant_align = align >= kSegment;
   std::size_t offset = giant_align ? kSegment : (kHugeHeader + align - 1) & ~(align - 1);
   std::size_t bytes = round_to_os_page(offset + size);
+  // Right-aligned against the guard page, as far as the alignment allows:
+  // an overflow of the object runs into the guard at once.
+  if (cfg::kGuardPages && !giant_align) offset = (bytes - size) & ~(align - 1);
   HugeHeader* header = nullptr;
   if (!giant_align && bytes <= cfg::kHugeRegionObjectMax) header = place_in_region(bytes, zeroed);
   if (!header) {
-    header = map_own(bytes, align, giant_align, zeroed);
+    header = map_own(bytes + kGuard, align, giant_align, zeroed);
     if (!header) {
       errno = ENOMEM;
       return nullptr;
@@ -453,6 +470,8 @@ void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
   header->segment.map_base = header;
   header->segment.mapped_bytes = bytes;
   header->touched_bytes = bytes;
+  header->object_offset = offset;
+  guard_object(header);
   g_live_objects.fetch_add(1, std::memory_order_relaxed);
   g_live_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return reinterpret_cast<char*>(header) + offset;
@@ -461,6 +480,7 @@ void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
 void huge_free(void* p) noexcept {
   HugeHeader* header = header_of(p);
   std::size_t bytes = header->segment.mapped_bytes;
+  if (header->segment.kind == SegmentKind::kHuge) unguard_object(header);
   if (header->segment.kind == SegmentKind::kHuge) {
     g_live_objects.fetch_sub(1, std::memory_order_relaxed);
     g_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
@@ -491,7 +511,11 @@ void huge_check_live(const void* p, Use use) noexcept {
   // The object starts kHugeHeader rounded up to its alignment (a power of two)
   // from its header, or a segment from it (giant alignment).
   auto offset = static_cast<std::size_t>(static_cast<const char*>(p) - reinterpret_cast<const char*>(header));
-  if (offset < kHugeHeader || offset > kSegment || (offset & (offset - 1)) != 0) report_invalid(use, p);
+  if constexpr (cfg::kGuardPages) {  // right-aligned: the header says where
+    if (offset != header->object_offset) report_invalid(use, p);
+  } else if (offset < kHugeHeader || offset > kSegment || (offset & (offset - 1)) != 0) {
+    report_invalid(use, p);
+  }
 }
 
 std::size_t huge_usable_size(const void* p) noexcept {
@@ -507,7 +531,7 @@ namespace {
 // segments behind the run, if there are enough.
 bool resize_in_region(HugeHeader* header, std::size_t bytes) noexcept {
   std::size_t n_old = header->run_bytes / kSegment;
-  std::size_t n_new = segments_for(bytes);
+  std::size_t n_new = segments_for(bytes + kGuard);
   if (n_new == n_old && bytes <= header->touched_bytes) return true;
   Region& r = g_regions[header->region];
   std::size_t first = first_segment(header);
@@ -557,12 +581,16 @@ bool huge_resize(void* p, std::size_t size) noexcept {
   auto* base = reinterpret_cast<char*>(header);
   std::size_t offset = static_cast<std::size_t>(static_cast<char*>(p) - base);
   std::size_t bytes = round_to_os_page(offset + size);
-  bool ok = header->region == kNoRegion ? resize_own(header, bytes) : resize_in_region(header, bytes);
-  if (!ok) return false;
-  g_live_bytes.fetch_add(bytes - header->segment.mapped_bytes, std::memory_order_relaxed);  // wraps down on a shrink
-  header->segment.mapped_bytes = bytes;
-  if (bytes > header->touched_bytes) header->touched_bytes = bytes;
-  return true;
+  if (bytes == header->segment.mapped_bytes) return true;
+  unguard_object(header);
+  bool ok = header->region == kNoRegion ? resize_own(header, bytes + kGuard) : resize_in_region(header, bytes);
+  if (ok) {
+    g_live_bytes.fetch_add(bytes - header->segment.mapped_bytes, std::memory_order_relaxed);  // wraps down on a shrink
+    header->segment.mapped_bytes = bytes;
+    if (bytes > header->touched_bytes) header->touched_bytes = bytes;
+  }
+  guard_object(header);
+  return ok;
 }
 
 namespace {
@@ -573,7 +601,7 @@ namespace {
 void* move_in_region(HugeHeader* header, std::size_t offset, std::size_t bytes) noexcept {
   if (bytes > cfg::kHugeRegionObjectMax) return nullptr;  // the caller copies it into a mapping of its own
   std::size_t moved = header->touched_bytes;  // nothing beyond was ever handed out
-  std::size_t n = segments_for(bytes);
+  std::size_t n = segments_for(bytes + kGuard);
   std::size_t k = 0, first = 0;
   pthread_mutex_lock(&g_lock);
   bool found = find_place(n, moved, bytes, &k, &first);
@@ -616,26 +644,16 @@ void* move_in_region(HugeHeader* header, std::size_t offset, std::size_t bytes) 
   return to + offset;
 }
 
-}  // namespace
-
-// Region objects move to a new run; objects with a mapping of their own to a
-// new aligned mapping. Either way the kernel moves the pages.
-void* huge_move(void* p, std::size_t size) noexcept {
-  HugeHeader* header = header_of(p);
-  std::size_t offset = static_cast<std::size_t>(static_cast<char*>(p) - reinterpret_cast<char*>(header));
-  if (header->region != kNoRegion) {
-    if (size > (std::size_t{1} << 46)) return nullptr;
-    return move_in_region(header, offset, round_to_os_page(offset + size));
-  }
+// An object with a mapping of its own, to a new aligned mapping.
+void* move_own(HugeHeader* header, std::size_t offset, std::size_t size) noexcept {
   void* old_base = header;
   std::size_t old_bytes = header->run_bytes;
-  if (offset >= kSegment || size > (std::size_t{1} << 46)) return nullptr;  // giant alignment: copy instead
   std::size_t bytes = round_to_os_page(offset + size);
-  void* target = map_aligned(bytes, kSegment);
+  void* target = map_aligned(bytes + kGuard, kSegment);
   if (!target) return nullptr;
   if (!area_add(target) || !move_pages(old_base, old_bytes, old_bytes, target)) {
     area_remove(target);
-    unmap(target, bytes);
+    unmap(target, bytes + kGuard);
     return nullptr;
   }
   area_remove(old_base);
@@ -644,9 +662,25 @@ void* huge_move(void* p, std::size_t size) noexcept {
   g_live_bytes.fetch_add(bytes - moved->segment.mapped_bytes, std::memory_order_relaxed);
   moved->segment.map_base = target;
   moved->segment.mapped_bytes = bytes;
-  moved->run_bytes = bytes;
+  moved->run_bytes = bytes + kGuard;
   moved->touched_bytes = bytes;
   return static_cast<char*>(target) + offset;
+}
+
+}  // namespace
+
+// Region objects move to a new run; objects with a mapping of their own to a
+// new aligned mapping. Either way the kernel moves the pages.
+void* huge_move(void* p, std::size_t size) noexcept {
+  HugeHeader* header = header_of(p);
+  std::size_t offset = static_cast<std::size_t>(static_cast<char*>(p) - reinterpret_cast<char*>(header));
+  if (size > (std::size_t{1} << 46) || (header->region == kNoRegion && offset >= kSegment))
+    return nullptr;  // giant alignment: copy instead
+  unguard_object(header);  // the kernel moves one read-write mapping
+  void* moved = header->region != kNoRegion ? move_in_region(header, offset, round_to_os_page(offset + size))
+                                            : move_own(header, offset, size);
+  guard_object(moved ? header_of(moved) : header);
+  return moved;
 }
 
 HugeStats huge_stats() noexcept {

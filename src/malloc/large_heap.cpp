@@ -74,6 +74,52 @@ constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
   return n < kMinChunk ? kMinChunk : n;
 }
 
+// The hardened build's guard pages (cfg::kGuardPages), for objects of at
+// least cfg::kLargeGuardMin bytes, which live in arenas of their own (the
+// guarded arenas: a system call per allocation and per free is small beside
+// the work such an object takes; smaller objects' arenas make none). In a
+// guarded arena the last whole OS page of an in-use chunk is its guard, right
+// after the object, which ends against it as far as the alignment allows.
+// free lifts it before the chunk can coalesce, so a free chunk never holds a
+// guard and coalescing, purging and carving never meet one. (Making freed
+// chunks inaccessible too, to catch use after free, cost a third system call
+// per object and the unguarding of whatever a new object is carved from:
+// bench/malloc's large ran 1.6x the default build's time.)
+constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
+bool in_guarded_arena(const void* p) noexcept;
+
+std::uintptr_t page_down(std::uintptr_t a) noexcept { return a & ~(cfg::kOsPageSize - 1); }
+std::uintptr_t page_up(std::uintptr_t a) noexcept { return page_down(a + cfg::kOsPageSize - 1); }
+
+char* guard_of(Chunk* c) noexcept {
+  auto end = reinterpret_cast<std::uintptr_t>(c) + c->size();
+  return reinterpret_cast<char*>((end & ~(cfg::kOsPageSize - 1)) - kGuard);
+}
+
+std::size_t usable_size_of(Chunk* c) noexcept {
+  if (cfg::kGuardPages && in_guarded_arena(c))
+    return static_cast<std::size_t>(guard_of(c) - static_cast<char*>(c->payload()));
+  return c->size() - kHeader;
+}
+
+// Where the object goes in chunk c: its payload, or further in when it must
+// be aligned (a gap in front stays a free chunk, so at least kMinChunk) or
+// must end against a guard page (then *guard: where the guard goes).
+std::uintptr_t placement(Chunk* c, std::size_t size, std::size_t align, bool guarded, std::uintptr_t* guard) noexcept {
+  auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
+  auto fits = [payload](std::uintptr_t at) { return at == payload || (at > payload && at - payload >= kMinChunk); };
+  if (cfg::kGuardPages && guarded) {
+    std::uintptr_t g = (payload + size + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+    while (!fits((g - size) & ~(align - 1))) g += cfg::kOsPageSize;
+    *guard = g;
+    return (g - size) & ~(align - 1);
+  }
+  *guard = 0;
+  if (align <= cfg::kMinAlign) return payload;
+  std::uintptr_t aligned = (payload + align - 1) & ~(align - 1);
+  return fits(aligned) ? aligned : aligned + align;
+}
+
 void bin_of(std::size_t size, unsigned& fl, unsigned& sl) noexcept {
   fl = 63u - static_cast<unsigned>(__builtin_clzll(size));
   sl = static_cast<unsigned>(size >> (fl - kSecondLevelBits)) & (kSecondLevel - 1);
@@ -86,9 +132,12 @@ class LargeArena {
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
   void* allocate(std::size_t size, std::size_t align) noexcept;
+  bool guarded() const noexcept;  // one of the hardened build's guarded arenas
   void release(Chunk* c, bool foreign) noexcept;
   std::size_t deferred_bytes() const noexcept { return deferred_bytes_.load(std::memory_order_relaxed); }
   bool resize(Chunk* c, std::size_t size) noexcept;
+  bool resize_guarded(Chunk* c, std::size_t size) noexcept;
+  bool resize_locked(Chunk* c, std::size_t need) noexcept;
   // Take the lock (and release the chunks freed while it was busy); give it up,
   // with one more look for chunks freed meanwhile.
   void acquire() noexcept;
@@ -143,8 +192,33 @@ class LargeArena {
 
 namespace {
 constinit LargeArena g_arenas[cfg::kLargeArenas];
+// The hardened build's arenas for objects of cfg::kLargeGuardMin bytes or more.
+constexpr std::size_t kGuardedArenas = cfg::kGuardPages ? cfg::kLargeArenas : 1;
+constinit LargeArena g_guarded_arenas[kGuardedArenas];
 LargeRegion* region_of(const void* p) noexcept { return reinterpret_cast<LargeRegion*>(segment_base(p)); }
+
+bool in_guarded_arena(const void* p) noexcept { return region_of(p)->arena->guarded(); }
+
+// Where a thread's objects of `size` go: its arena, or that arena's guarded twin.
+LargeArena& arena_for(const LargeArena& arena, std::size_t size) noexcept {
+  std::size_t i = static_cast<std::size_t>(&arena - g_arenas);
+  return cfg::kGuardPages && size >= cfg::kLargeGuardMin ? g_guarded_arenas[i] : g_arenas[i];
+}
+
+// Every arena, the guarded ones too.
+template <class F>
+void for_each_arena(F f) noexcept {
+  for (auto& arena : g_arenas) f(arena);
+  if constexpr (cfg::kGuardPages)
+    for (auto& arena : g_guarded_arenas) f(arena);
+}
 }  // namespace
+
+bool LargeArena::guarded() const noexcept {
+  auto self = reinterpret_cast<std::uintptr_t>(this);
+  auto first = reinterpret_cast<std::uintptr_t>(g_guarded_arenas);
+  return cfg::kGuardPages && self - first < sizeof g_guarded_arenas;
+}
 
 void LargeArena::insert(Chunk* c) noexcept {
   unsigned fl, sl;
@@ -282,6 +356,7 @@ bool LargeArena::try_defer(Chunk* c) noexcept {
 void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   std::size_t need = chunk_size_for(size);
   std::size_t search = align > cfg::kMinAlign ? need + align + kMinChunk : need;
+  if (cfg::kGuardPages && guarded()) search = need + align + kMinChunk + 2 * kGuard;  // room to place it (placement)
   acquire();
   Chunk* c = find(search);
   if (!c) {
@@ -293,26 +368,25 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   }
   remove(c);
   if (c->size() == kRegionPayload) --empty_regions_;  // a spare region comes into use
-  if (align > cfg::kMinAlign) {
-    auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
-    std::uintptr_t aligned = (payload + align - 1) & ~(align - 1);
-    if (aligned != payload && aligned - payload < kMinChunk) aligned += align;
-    if (aligned != payload) {  // the gap in front stays free
-      std::size_t front = aligned - payload;
-      Chunk* r = Chunk::of(reinterpret_cast<void*>(aligned));
-      r->prev_size = front;
-      r->size_flags = (c->size() - front) | (c->size_flags & kDirty);
-      r->next()->prev_size = r->size();
-      c->size_flags = front | (c->size_flags & kDirty);
-      insert(c);
-      c = r;
-    }
+  std::uintptr_t guard = 0;
+  auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
+  std::uintptr_t at = placement(c, size, align, guarded(), &guard);
+  if (at != payload) {  // the gap in front stays free
+    std::size_t front = at - payload;
+    Chunk* r = Chunk::of(reinterpret_cast<void*>(at));
+    r->prev_size = front;
+    r->size_flags = (c->size() - front) | (c->size_flags & kDirty);
+    r->next()->prev_size = r->size();
+    c->size_flags = front | (c->size_flags & kDirty);
+    insert(c);
+    c = r;
   }
-  split_tail(c, need);
+  split_tail(c, guard ? guard + kGuard - reinterpret_cast<std::uintptr_t>(c) : need);
   c->size_flags = c->size() | kInUse;
   ++live_objects_;
   live_bytes_ += c->size();
   unlock();
+  if (guard) (void)protect_guard(guard_of(c), kGuard);
   return c->payload();
 }
 
@@ -379,9 +453,37 @@ void LargeArena::purge() noexcept {
   dirty_bytes_ = 0;
 }
 
-bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
-  std::size_t need = chunk_size_for(size);
+// In place, in a guarded arena: the guard is lifted, the chunk shrinks or
+// takes in its free successor, and a guard goes after the new page-rounded end. Sizes below cfg::kLargeGuardMin move to
+// the unguarded arenas (the caller copies).
+bool LargeArena::resize_guarded(Chunk* c, std::size_t size) noexcept {
+  if (size < cfg::kLargeGuardMin) return false;
+  auto start = reinterpret_cast<std::uintptr_t>(c);
+  std::size_t need = page_up(start + kHeader + size) + kGuard - start;
   acquire();
+  std::size_t have = c->size();
+  Chunk* next = c->next();
+  bool ok = need <= have || (!next->in_use() && have + next->size() >= need);
+  if (ok) {
+    unprotect_guard(guard_of(c), kGuard);
+    (void)resize_locked(c, need);
+    (void)protect_guard(guard_of(c), kGuard);
+  }
+  unlock();
+  return ok;
+}
+
+bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
+  if (cfg::kGuardPages && guarded()) return resize_guarded(c, size);
+  if (cfg::kGuardPages && size >= cfg::kLargeGuardMin) return false;  // to a guarded arena
+  acquire();
+  bool ok = resize_locked(c, chunk_size_for(size));
+  unlock();
+  return ok;
+}
+
+// Chunk c holds `need` bytes, shrunk or grown into its free successor, if it can.
+bool LargeArena::resize_locked(Chunk* c, std::size_t need) noexcept {
   std::size_t have = c->size();
   bool ok = true;
   if (need <= have) {
@@ -396,7 +498,6 @@ bool LargeArena::resize(Chunk* c, std::size_t size) noexcept {
     ok = false;
   }
   live_bytes_ = live_bytes_ - have + c->size();
-  unlock();
   return ok;
 }
 
@@ -426,7 +527,7 @@ Chunk* large_live_chunk(const void* p, Use use) noexcept {
 LargeArena& large_arena(std::size_t number) noexcept { return g_arenas[number % cfg::kLargeArenas]; }
 
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept {
-  return arena.allocate(size, align);
+  return arena_for(arena, size).allocate(size, align);
 }
 
 void large_free(void* p, const LargeArena& mine) noexcept {
@@ -434,21 +535,22 @@ void large_free(void* p, const LargeArena& mine) noexcept {
   // Claim the free: of two racing frees of one object, only one goes on.
   if (__atomic_fetch_or(&c->size_flags, kFreeing, __ATOMIC_RELAXED) & kFreeing) report_freed(Use::kFree, p);
   LargeArena* home = region_of(p)->arena;
-  home->release(c, home != &mine);
+  if (cfg::kGuardPages && home->guarded()) unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
+  home->release(c, home != &mine && home != &arena_for(mine, cfg::kLargeGuardMin));
 }
 
 LargeArena& large_arena_of(const void* p) noexcept { return *region_of(p)->arena; }
 
 std::size_t large_deferred_bytes() noexcept {
   std::size_t bytes = 0;
-  for (auto& arena : g_arenas) bytes += arena.deferred_bytes();
+  for_each_arena([&bytes](LargeArena& arena) { bytes += arena.deferred_bytes(); });
   return bytes;
 }
 
-std::size_t large_usable_size(const void* p) noexcept { return Chunk::of(p)->size() - kHeader; }
+std::size_t large_usable_size(const void* p) noexcept { return usable_size_of(Chunk::of(p)); }
 
 std::size_t large_checked_usable_size(const void* p, Use use) noexcept {
-  return large_live_chunk(p, use)->size() - kHeader;
+  return usable_size_of(large_live_chunk(p, use));
 }
 
 bool large_resize(void* p, std::size_t size) noexcept {
@@ -475,20 +577,20 @@ void large_check(const void* p) noexcept {
 
 LargeStats large_stats() noexcept {
   LargeStats s;
-  for (auto& arena : g_arenas) {
+  for_each_arena([&s](LargeArena& arena) {
     arena.acquire();  // releases deferred frees first: the figures are exact
     arena.add_stats(s);
     arena.unlock();
-  }
+  });
   return s;
 }
 
 void large_lock_all() noexcept {
-  for (auto& arena : g_arenas) pthread_mutex_lock(&arena.lock);
+  for_each_arena([](LargeArena& arena) { pthread_mutex_lock(&arena.lock); });
 }
 
 void large_unlock_all() noexcept {
-  for (auto& arena : g_arenas) pthread_mutex_unlock(&arena.lock);
+  for_each_arena([](LargeArena& arena) { pthread_mutex_unlock(&arena.lock); });
 }
 
 }  // namespace strata::malloc_detail

@@ -1,11 +1,13 @@
 #include "os.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "checked.hpp"
 #include "strata/platform.hpp"
 
 namespace strata::malloc_detail {
@@ -166,6 +168,64 @@ std::size_t count_mappings() noexcept {
   ::close(fd);
   return lines;
 }
+
+// Linux 6.13's guard markers: PROT_NONE pages in the page tables alone, so a
+// guard neither splits a kernel mapping nor takes the mmap lock for writing
+// (about 4x cheaper than mprotect here), and MADV_DONTNEED keeps them.
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#define MADV_GUARD_REMOVE 103
+#endif
+
+namespace {
+std::atomic<int> g_guard_markers{-1};  // 1: the kernel has them, 0: mprotect instead, -1: not asked yet
+std::atomic<std::size_t> g_guard_attempts{0};
+std::atomic<bool> g_guards_allowed{true};
+std::atomic<std::size_t> g_guards_refused{0};
+}  // namespace
+
+// A guard marker, if the kernel has them: 1 set, 0 not set, -1 no markers (use mprotect).
+int install_guard_marker(void* ptr, std::size_t bytes) noexcept {
+  int markers = g_guard_markers.load(std::memory_order_relaxed);
+  if (markers == 0) return -1;
+  if (::madvise(ptr, bytes, MADV_GUARD_INSTALL) == 0) {
+    if (markers < 0) g_guard_markers.store(1, std::memory_order_relaxed);
+    return 1;
+  }
+  if (markers < 0 && errno == EINVAL) {  // an older kernel
+    g_guard_markers.store(0, std::memory_order_relaxed);
+    return -1;
+  }
+  return 0;
+}
+
+bool protect_guard(void* ptr, std::size_t bytes) noexcept {
+  int saved = errno;
+  int marker = install_guard_marker(ptr, bytes);
+  if (marker == 1) return true;
+  if (marker == -1) {
+    if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % cfg::kGuardMappingsCheckEvery == 0)
+      g_guards_allowed.store(count_mappings() < cfg::kGuardMappingsMax, std::memory_order_relaxed);
+    if (g_guards_allowed.load(std::memory_order_relaxed) && ::mprotect(ptr, bytes, PROT_NONE) == 0) return true;
+  }
+  g_guards_refused.fetch_add(1, std::memory_order_relaxed);
+  errno = saved;
+  return false;
+}
+
+void unprotect_guard(void* ptr, std::size_t bytes) noexcept {
+  int saved = errno;  // free() must not change errno
+  int failed = g_guard_markers.load(std::memory_order_relaxed) == 1 ? ::madvise(ptr, bytes, MADV_GUARD_REMOVE)
+                                                                    : ::mprotect(ptr, bytes, PROT_READ | PROT_WRITE);
+  if (failed != 0) report_misuse("cannot make a guard page usable again at", ptr);
+  errno = saved;
+}
+
+void use_mprotect_guards() noexcept { g_guard_markers.store(0, std::memory_order_relaxed); }
+
+bool guards_split_mappings() noexcept { return g_guard_markers.load(std::memory_order_relaxed) != 1; }
+
+std::size_t guards_refused() noexcept { return g_guards_refused.load(std::memory_order_relaxed); }
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
 std::size_t mapped_bytes() noexcept { return g_mapped_bytes.load(std::memory_order_relaxed); }

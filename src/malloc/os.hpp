@@ -44,6 +44,22 @@ void discard_by_remapping(void* ptr, std::size_t bytes) noexcept;
 // The process's number of kernel mappings (/proc/self/maps lines; 0 if unknown).
 std::size_t count_mappings() noexcept;
 
+// Guard pages (cfg::kGuardPages): [ptr, ptr+bytes), whole OS pages of a
+// mapping of ours, become inaccessible, so that an access faults (their
+// contents are lost). Guard markers (MADV_GUARD_INSTALL, Linux 6.13) where the
+// kernel has them, else mprotect. False when they stay read-write: the kernel
+// refused, or (mprotect, where each guard splits a kernel mapping) the process
+// has cfg::kGuardMappingsMax mappings (counted every few guards).
+bool protect_guard(void* ptr, std::size_t bytes) noexcept;
+// Read-write again; harmless on pages that are not a guard. Aborts if the
+// kernel refuses (the memory would be unusable).
+void unprotect_guard(void* ptr, std::size_t bytes) noexcept;
+std::size_t guards_refused() noexcept;  // protect_guard calls that returned false
+bool guards_split_mappings() noexcept;  // mprotect, not guard markers
+// Tests: mprotect from now on (a process with no guard set yet, or a child
+// that frees no object guarded before).
+void use_mprotect_guards() noexcept;
+
 // Give the physical pages of [ptr, ptr+bytes) back (madvise); both ends are
 // rounded inwards to OS pages. Counted in discarded_os_pages().
 void discard(void* ptr, std::size_t bytes) noexcept;

@@ -103,6 +103,14 @@ SmallSegment* segment_of_page(const Page* page) noexcept {
   return reinterpret_cast<SmallSegment*>(reinterpret_cast<std::uintptr_t>(page) & ~(cfg::kSegmentSize - 1));
 }
 
+// The hardened build: the last OS page of every page block becomes a guard, so
+// that an overflow off a block's end faults. Once per segment (segments are
+// never unmapped); a segment mapped near the mapping limit stays unguarded.
+void protect_block_guards(char* segment) noexcept {
+  for (std::size_t i = 1; i < cfg::kPagesPerSegment; ++i)
+    if (!protect_guard(segment + i * cfg::kPageSize + kBlockObjectBytes, cfg::kBlockGuardBytes)) return;
+}
+
 SmallSegment* map_small_segment() noexcept {
   void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
   if (!mem) return nullptr;
@@ -114,6 +122,7 @@ SmallSegment* map_small_segment() noexcept {
   auto* seg = new (mem) SmallSegment{};
   init_segment_header(seg->header, SegmentKind::kSmall, mem);
   seg->free_pages = SmallSegment::kAllPagesFree;
+  if constexpr (cfg::kGuardPages) protect_block_guards(static_cast<char*>(mem));
   for (std::size_t i = 0; i < cfg::kPagesPerSegment; ++i) {
     Page& page = seg->pages[i];
     page.touched_pages = 0;
@@ -595,7 +604,7 @@ void* small_live_object(Page* page, void* p, bool owner, Use use) noexcept {
   // Past the last object (no division: a slot start is inside the block iff
   // its slot ends inside it), or (the owner knows) past what bumping reached.
   auto offset = reinterpret_cast<std::uintptr_t>(object) & (cfg::kPageSize - 1);
-  if (offset + page->block_size > cfg::kPageSize || (owner && object >= page->bump)) report_invalid(use, p);
+  if (offset + page->block_size > kBlockObjectBytes || (owner && object >= page->bump)) report_invalid(use, p);
   auto* b = reinterpret_cast<FreeBlock*>(object);
   if (b->tag == freed_tag(page)) {
     // Only a free puts the tag there; the owner confirms, so that live data

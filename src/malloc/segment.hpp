@@ -118,6 +118,11 @@ enum PageFlag : std::uint8_t {
 
 enum class PageState : std::uint8_t { kUnused, kInClass, kEmptyRetained };
 
+// The bytes of a page block that hold objects: all of it, but for the guard
+// page at its end in the hardened build (cfg::kBlockGuardBytes, set once when
+// the segment is mapped: protect_block_guards).
+inline constexpr std::size_t kBlockObjectBytes = cfg::kPageSize - cfg::kBlockGuardBytes;
+
 // Where the page descriptors start inside a segment header (checked below).
 inline constexpr std::size_t kPageDescriptorsOffset = 64;
 
@@ -196,7 +201,8 @@ struct alignas(64) Page {
     std::size_t index = (self - segment - kPageDescriptorsOffset) / sizeof(Page);
     return reinterpret_cast<char*>(segment + index * cfg::kPageSize);
   }
-  std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>(cfg::kPageSize / block_size); }
+  // The hardened build's last OS page of a block is a guard (kBlockObjectBytes).
+  std::uint32_t capacity() const noexcept { return static_cast<std::uint32_t>(kBlockObjectBytes / block_size); }
   char* objects_end() const noexcept { return start() + std::size_t{capacity()} * block_size; }
   // Empty and untouched: bump from the start, the first OS page open.
   void start_fresh() noexcept {
