@@ -134,7 +134,7 @@ REGISTRY = {e.name: e for e in [
           "make peers (tools/peers/build.sh, needs cargo; or set STRATA_LAB_PEERS_DIR)", PEERS_NOTE),
     Entry("snmalloc-checks", Built("snmalloc/libsnmallocshim-checks.so", root="peers"),
           "make peers (tools/peers/build.sh, needs cargo; or set STRATA_LAB_PEERS_DIR)", PEERS_NOTE),
-    # libstrata's hardened build (canaries, encoded free lists, quarantine, zero on free), beside libstrata.so.
+    # libstrata's hardened build (canaries, encoded free lists, quarantine, zero on free, guard pages), beside libstrata.so.
     Entry("strata-hardened", Built("src/malloc/libstrata-hardened.so"),
           "make build (builds src/malloc/libstrata-hardened.so; or set STRATA_LAB_BUILD_DIR)", BUILT_HERE),
     # LLVM's hardened allocator, the standalone scudo that compiler-rt ships.
