@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -165,6 +166,12 @@ std::size_t count_mappings() noexcept {
   }
   ::close(fd);
   return lines;
+}
+
+std::uint32_t coarse_clock_ms() noexcept {
+  struct timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(now.tv_sec) * 1000 + static_cast<std::uint64_t>(now.tv_nsec) / 1000000);
 }
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }

@@ -96,10 +96,12 @@ struct PerThreadHeap {
   Page* current[kClassCount];
   ClassQueue queues[kClassCount];
   PageList empty_pages;         // retained empty blocks, most recently emptied first
-  // Blocks other threads' frees emptied since this heap last refilled (see
-  // free_remote): the first kRetainedEmptyPages stay resident for the owner to
-  // reuse warm, later ones -- the owner is idle or gone -- are discarded.
-  std::atomic<std::uint32_t> unseen_empty{0};
+  // The owner's activity, which free_remote reads to decide whether a block it
+  // empties stays for the owner (cfg::kRemoteKeepMs, kRemoteKeepLag): refills
+  // so far, and the coarse clock at the last one (set back when the thread
+  // exits, so that an abandoned heap counts as idle at once).
+  std::atomic<std::uint32_t> refills{0};
+  std::atomic<std::uint32_t> active_ms{0};
   // How many empty blocks the LRU keeps (kRetainedEmptyPages..kRetainedEmptyMax):
   // one more for each fresh block faulted in while a discard is unanswered,
   // one less for each discard.
