@@ -201,6 +201,37 @@ TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
   }).join();
 }
 
+// calloc skips clearing only memory no object has used: blocks that held
+// another class's objects, retired resident and reused warm, are cleared.
+TEST(StrataPages, CallocClearsAReusedBlock) {
+  std::thread([] {
+    constexpr std::size_t kBlocks = 3;
+    auto block_of = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kPageSize - 1); };
+    std::vector<void*> objects;
+    for (std::size_t i = 0; i < kBlocks * cfg::kPageSize / 256; ++i) {
+      objects.push_back(strata_malloc(256));
+      std::memset(objects.back(), 0xff, 256);
+    }
+    std::vector<std::uintptr_t> dirty_blocks;  // all but the front one retire, resident (the LRU)
+    for (void* p : objects)
+      if (block_of(p) != block_of(objects.back()) &&
+          std::find(dirty_blocks.begin(), dirty_blocks.end(), block_of(p)) == dirty_blocks.end())
+        dirty_blocks.push_back(block_of(p));
+    for (void* p : objects) strata_free(p);
+    bool reused = false, all_zero = true;
+    std::vector<void*> zeroed;
+    for (std::size_t i = 0; i < kBlocks * cfg::kPageSize / 48; ++i) {  // another class
+      auto* p = static_cast<unsigned char*>(strata_calloc(1, 48));
+      zeroed.push_back(p);
+      reused = reused || std::find(dirty_blocks.begin(), dirty_blocks.end(), block_of(p)) != dirty_blocks.end();
+      for (std::size_t j = 0; j < 48; ++j) all_zero = all_zero && p[j] == 0;
+    }
+    EXPECT_TRUE(reused) << "the calloc'ed objects came from a retired, dirty block";
+    EXPECT_TRUE(all_zero);
+    for (void* p : zeroed) strata_free(p);
+  }).join();
+}
+
 // ---- Huge objects (> kLargeMax): the cache of freed runs ----------------------
 using strata::malloc_detail::huge_stats;
 
