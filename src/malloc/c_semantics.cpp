@@ -46,6 +46,11 @@ void* allocate_zeroed(std::size_t count, std::size_t size) noexcept {
     if (p && !zero) std::memset(p, 0, total);
     return p;
   }
+  if (fits_large(total, cfg::kMinAlign)) {  // clears only what is not zero already
+    void* p = large_calloc(large_arena(tl_heap->number), total);
+    if (!p) errno = ENOMEM;
+    return p;
+  }
   bool zeroed = false;
   void* p = allocate_big(total, cfg::kMinAlign, &zeroed);
   if (p && !zeroed) std::memset(p, 0, total);

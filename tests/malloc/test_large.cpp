@@ -94,6 +94,40 @@ TEST(StrataLarge, AFreeFromAnotherArenasThreadIsDeferredWithoutTheLock) {
   large_stats();
 }
 
+// calloc of large objects clears only what is not zero already: chunks that
+// held objects (dirty) and the edges of purged chunks (purge discards whole
+// OS pages only) read as zeros all the same.
+TEST(StrataLarge, CallocReadsZeroInDirtyAndPurgedChunks) {
+  // Its chunk (72 OS pages, header included) is the lowest size of its bin,
+  // so the same request takes a freed one whole; and chunks start 64 bytes
+  // into a page, so each ends with a partial page that purging keeps.
+  constexpr std::size_t kSize = 72 * cfg::kOsPageSize - 16;
+  constexpr std::size_t kCount = 2 * (cfg::kLargeDirtyLimit / kSize) + 16;  // freeing half of them purges
+  auto all_zero = [](const unsigned char* p, std::size_t n) {
+    return std::all_of(p, p + n, [](unsigned char b) { return b == 0; });
+  };
+  std::vector<unsigned char*> objects;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    objects.push_back(static_cast<unsigned char*>(strata_malloc(kSize)));
+    std::memset(objects.back(), 0xff, kSize);
+  }
+  strata_free(objects.back());  // dirty: the next one of this size reuses it
+  auto* reused = static_cast<unsigned char*>(strata_calloc(1, kSize));
+  EXPECT_TRUE(all_zero(reused, kSize));
+  objects.back() = reused;
+  std::memset(reused, 0xff, kSize);
+  // Every other one: free chunks between live ones, more than the dirty limit.
+  std::size_t discarded_before = strata::malloc_detail::discarded_os_pages();
+  for (std::size_t i = 0; i < kCount; i += 2) strata_free(objects[i]);
+  ASSERT_GT(strata::malloc_detail::discarded_os_pages(), discarded_before) << "the free chunks were purged";
+  for (std::size_t i = 0; i < kCount; i += 2) {  // the purged chunks, whole
+    objects[i] = static_cast<unsigned char*>(strata_calloc(kSize, 1));
+    ASSERT_NE(objects[i], nullptr);
+    EXPECT_TRUE(all_zero(objects[i], kSize)) << "object " << i;
+  }
+  for (unsigned char* p : objects) strata_free(p);
+}
+
 TEST(StrataLarge, ReallocGrowsInPlaceIntoAFreeNeighbour) {
   std::thread([] {
     void* a = strata_malloc(50000);
