@@ -504,7 +504,11 @@ void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept 
     // The last object of a full block: give its memory back now, whatever the
     // owner is doing (a burst freed by another thread, an exited owner).
     if (page->remote_left().fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
-    if (owner) owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+    // Read first: a store when the flag is up already would take the line
+    // from the owner at every free. (Ordered after the push, so an owner that
+    // clears the flag after this read scans after the push too.)
+    if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
+      owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
   }
 }
 
