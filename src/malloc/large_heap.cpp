@@ -303,6 +303,11 @@ void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chu
     char* from = tail_start > payload ? tail_start : payload;
     std::memset(from, 0, static_cast<std::size_t>(end - from));
   }
+  // The zero pages between, faulted in at once: calloc's caller is about to
+  // use them (stress2, which reads each object before writing it, took two
+  // faults a page without this: 180 K faults against 120 K with the memset).
+  char* zero_end = tail_start < end ? tail_start : end;
+  if (head_end < zero_end) populate(head_end, static_cast<std::size_t>(zero_end - head_end));
 }
 
 }  // namespace

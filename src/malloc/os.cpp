@@ -1,6 +1,7 @@
 #include "os.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,6 +167,21 @@ std::size_t count_mappings() noexcept {
   }
   ::close(fd);
   return lines;
+}
+
+void populate(void* ptr, std::size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  static std::atomic<bool> unsupported{false};
+  if (unsupported.load(std::memory_order_relaxed)) return;
+  auto lo = (reinterpret_cast<std::uintptr_t>(ptr) + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+  auto hi = (reinterpret_cast<std::uintptr_t>(ptr) + bytes) & ~(cfg::kOsPageSize - 1);
+  if (hi <= lo) return;
+  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+    unsupported.store(true, std::memory_order_relaxed);
+#else
+  (void)ptr;
+  (void)bytes;
+#endif
 }
 
 std::uint32_t coarse_clock_ms() noexcept {

@@ -94,6 +94,26 @@ TEST(StrataLarge, AFreeFromAnotherArenasThreadIsDeferredWithoutTheLock) {
   large_stats();
 }
 
+// Resident pages of [p, p+bytes), asked of the kernel (mincore).
+std::size_t resident_bytes(const void* p, std::size_t bytes) {
+  auto lo = reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kOsPageSize - 1);
+  auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+  std::vector<unsigned char> pages((hi - lo) / cfg::kOsPageSize);
+  if (mincore(reinterpret_cast<void*>(lo), hi - lo, pages.data()) != 0) return 0;  // unmapped: nothing resident
+  std::size_t n = 0;
+  for (unsigned char page : pages) n += page & 1;
+  return n * cfg::kOsPageSize;
+}
+
+// Does this kernel fault pages in on request (MADV_POPULATE_WRITE, Linux 5.14)?
+bool kernel_populates() {
+  void* probe = mmap(nullptr, cfg::kOsPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (probe == MAP_FAILED) return false;
+  bool ok = madvise(probe, cfg::kOsPageSize, 23 /* MADV_POPULATE_WRITE */) == 0;
+  munmap(probe, cfg::kOsPageSize);
+  return ok;
+}
+
 // calloc of large objects clears only what is not zero already: chunks that
 // held objects (dirty) and the edges of purged chunks (purge discards whole
 // OS pages only) read as zeros all the same.
@@ -120,9 +140,13 @@ TEST(StrataLarge, CallocReadsZeroInDirtyAndPurgedChunks) {
   std::size_t discarded_before = strata::malloc_detail::discarded_os_pages();
   for (std::size_t i = 0; i < kCount; i += 2) strata_free(objects[i]);
   ASSERT_GT(strata::malloc_detail::discarded_os_pages(), discarded_before) << "the free chunks were purged";
+  const bool populates = kernel_populates();
   for (std::size_t i = 0; i < kCount; i += 2) {  // the purged chunks, whole
     objects[i] = static_cast<unsigned char*>(strata_calloc(kSize, 1));
     ASSERT_NE(objects[i], nullptr);
+    // Their discarded pages come back faulted in at once (where the kernel can).
+    auto* middle = reinterpret_cast<unsigned char*>(reinterpret_cast<std::uintptr_t>(objects[i] + kSize / 2) & ~(cfg::kOsPageSize - 1));
+    EXPECT_EQ(resident_bytes(middle, 4 * cfg::kOsPageSize) == 4 * cfg::kOsPageSize, populates) << "object " << i;
     EXPECT_TRUE(all_zero(objects[i], kSize)) << "object " << i;
   }
   for (unsigned char* p : objects) strata_free(p);
@@ -288,17 +312,6 @@ TEST(StrataHuge, AFreedObjectsPagesServeTheNextHugeAllocation) {
   EXPECT_LE(after.moved_bytes - before.moved_bytes, after.reused_bytes - before.reused_bytes) << "moved pages are reused pages";
   std::memset(b, 0xcd, kSize + 100000);
   strata_free(b);
-}
-
-// Resident pages of [p, p+bytes), asked of the kernel (mincore).
-std::size_t resident_bytes(const void* p, std::size_t bytes) {
-  auto lo = reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kOsPageSize - 1);
-  auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
-  std::vector<unsigned char> pages((hi - lo) / cfg::kOsPageSize);
-  if (mincore(reinterpret_cast<void*>(lo), hi - lo, pages.data()) != 0) return 0;  // unmapped: nothing resident
-  std::size_t n = 0;
-  for (unsigned char page : pages) n += page & 1;
-  return n * cfg::kOsPageSize;
 }
 
 TEST(StrataHuge, CachedBytesAreBoundedAndTheRestIsDiscarded) {
