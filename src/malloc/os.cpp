@@ -187,7 +187,8 @@ void populate(void* ptr, std::size_t bytes) noexcept {
 std::uint32_t coarse_clock_ms() noexcept {
   struct timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(now.tv_sec) * 1000 + static_cast<std::uint64_t>(now.tv_nsec) / 1000000);
+  std::uint64_t ms = static_cast<std::uint64_t>(now.tv_sec) * 1000 + static_cast<std::uint64_t>(now.tv_nsec) / 1000000;
+  return static_cast<std::uint32_t>(ms);
 }
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
