@@ -28,6 +28,17 @@ std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcep
     object = static_cast<char*>(small_live_object(page, object, seg->header.owner == tl_heap, use));
   return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));
 }
+
+// Will allocate_inline(size) bump into memory no object ever used? A block's
+// fresh memory is zero past the OS pages its earlier lives reached
+// (touched_pages: 0 for memory fresh from the OS or discarded). False for the
+// empty page (checked mode, no heap yet, a class without a block).
+bool next_small_is_zero(std::size_t size) noexcept {
+  const Page* page = tl_heap->current[class_of(size)];
+  char* next = page->bump;
+  auto offset = reinterpret_cast<std::uintptr_t>(next) & (cfg::kPageSize - 1);
+  return next != page->bump_end && offset >= std::size_t{page->touched_pages} * cfg::kOsPageSize;
+}
 }  // namespace
 
 void* allocate_zeroed(std::size_t count, std::size_t size) noexcept {
@@ -37,8 +48,14 @@ void* allocate_zeroed(std::size_t count, std::size_t size) noexcept {
     return nullptr;
   }
   if (total <= cfg::kSmallMax) {
+    bool zero = !cfg::kHardened && next_small_is_zero(total);
     void* p = allocate_inline(total);
-    if (p) std::memset(p, 0, total);
+    if (p && !zero) std::memset(p, 0, total);
+    return p;
+  }
+  if (fits_large(total, cfg::kMinAlign)) {  // clears only what is not zero already
+    void* p = large_calloc(large_arena(tl_heap->number), total);
+    if (!p) errno = ENOMEM;
     return p;
   }
   bool zeroed = false;

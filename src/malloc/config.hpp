@@ -70,6 +70,17 @@ inline constexpr std::size_t kRetainedEmptyMax = 64;
 // all, turn after turn (bench/malloc's `simple`: 1.70x mimalloc 3's time, 0.81x
 // the fixed limit of 8's; the fixed 64 measured 1.07x).
 inline constexpr std::size_t kRetainLowerEvery = 4;
+// A full block whose last object another thread frees stays resident for its
+// owner (who collects it warm at a refill) while the owner is active: it has
+// refilled within the last kRemoteKeepMs milliseconds, and fewer than
+// kRemoteKeepLag times since the block went full. Otherwise (the owner is idle,
+// gone, or long past this block: a burst freed by another thread) the freeing
+// thread discards the block at once. A consumer that empties blocks in bursts
+// while its producer waits for a CPU must not discard them (bench/malloc's
+// prodcons: 8 500 madvise calls and 157 K faults a run with a count since the
+// last refill instead).
+inline constexpr std::uint32_t kRemoteKeepMs = 50;
+inline constexpr std::uint32_t kRemoteKeepLag = 128;
 // Empty blocks the heaps of exited threads keep resident, in all, for the
 // threads that adopt those heaps (a thread-churn program's next threads start
 // warm); beyond this an exiting thread discards its empty blocks.

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <new>
 
 #include "checked.hpp"
@@ -131,7 +132,8 @@ class LargeArena {
  public:
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-  void* allocate(std::size_t size, std::size_t align) noexcept;
+  // zero: the object must read as zeros (calloc).
+  void* allocate(std::size_t size, std::size_t align, bool zero) noexcept;
   bool guarded() const noexcept;  // one of the hardened build's guarded arenas
   void release(Chunk* c, bool foreign) noexcept;
   std::size_t deferred_bytes() const noexcept { return deferred_bytes_.load(std::memory_order_relaxed); }
@@ -353,7 +355,40 @@ bool LargeArena::try_defer(Chunk* c) noexcept {
   return true;
 }
 
-void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
+namespace {
+
+// Clear `bytes` of a new object at `payload`, carved from a chunk that began
+// at `chunk` with `chunk_size` bytes. A clean chunk (fresh, or purged) reads as
+// zeros but for its header and links and the partial OS pages at both ends,
+// which purge() does not discard: only those parts of the object are cleared.
+void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chunk_size, bool clean) noexcept {
+  char* end = payload + bytes;
+  if (!clean) {
+    std::memset(payload, 0, bytes);
+    return;
+  }
+  auto page_down = [](char* p) {
+    return reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kOsPageSize - 1));
+  };
+  char* head_end = page_down(chunk + kMinChunk + cfg::kOsPageSize - 1);  // discard() rounds inwards
+  char* tail_start = page_down(chunk + chunk_size);
+  // A placed object (alignment, or the hardened build's guard) may start past head_end.
+  if (payload < head_end) std::memset(payload, 0, static_cast<std::size_t>((head_end < end ? head_end : end) - payload));
+  if (tail_start < end) {
+    char* from = tail_start > payload ? tail_start : payload;
+    std::memset(from, 0, static_cast<std::size_t>(end - from));
+  }
+  // The zero pages between, faulted in at once: calloc's caller is about to
+  // use them (stress2, which reads each object before writing it, took two
+  // faults a page without this: 180 K faults against 120 K with the memset).
+  char* zero_start = head_end > payload ? head_end : payload;
+  char* zero_end = tail_start < end ? tail_start : end;
+  if (zero_start < zero_end) populate(zero_start, static_cast<std::size_t>(zero_end - zero_start));
+}
+
+}  // namespace
+
+void* LargeArena::allocate(std::size_t size, std::size_t align, bool zero) noexcept {
   std::size_t need = chunk_size_for(size);
   std::size_t search = align > cfg::kMinAlign ? need + align + kMinChunk : need;
   if (cfg::kGuardPages && guarded()) search = need + align + kMinChunk + 2 * kGuard;  // room to place it (placement)
@@ -367,6 +402,12 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
     c = find(search);
   }
   remove(c);
+  // What calloc must clear: the chunk as found (clean or not, and its extent).
+  char* found = reinterpret_cast<char*>(c);
+  std::size_t found_size = c->size();
+  // A guarded arena's chunks have held guards; with the mprotect fallback a
+  // lifted guard page keeps what it held before: clear those objects in full.
+  bool clean = !c->dirty() && !(cfg::kGuardPages && guarded());
   if (c->size() == kRegionPayload) --empty_regions_;  // a spare region comes into use
   std::uintptr_t guard = 0;
   auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
@@ -387,6 +428,7 @@ void* LargeArena::allocate(std::size_t size, std::size_t align) noexcept {
   live_bytes_ += c->size();
   unlock();
   if (guard) (void)protect_guard(guard_of(c), kGuard);
+  if (zero) clear_object(static_cast<char*>(c->payload()), size, found, found_size, clean);
   return c->payload();
 }
 
@@ -527,7 +569,11 @@ Chunk* large_live_chunk(const void* p, Use use) noexcept {
 LargeArena& large_arena(std::size_t number) noexcept { return g_arenas[number % cfg::kLargeArenas]; }
 
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept {
-  return arena_for(arena, size).allocate(size, align);
+  return arena_for(arena, size).allocate(size, align, false);
+}
+
+void* large_calloc(LargeArena& arena, std::size_t size) noexcept {
+  return arena_for(arena, size).allocate(size, cfg::kMinAlign, true);
 }
 
 void large_free(void* p, const LargeArena& mine) noexcept {

@@ -37,6 +37,9 @@ class LargeArena;
 LargeArena& large_arena(std::size_t number) noexcept;
 // nullptr + ENOMEM. align is a power of two >= 16.
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept;
+// The same, reading as zeros (calloc): clears only what a fresh or purged
+// chunk does not already hold as zeros. nullptr when out of memory.
+void* large_calloc(LargeArena& arena, std::size_t size) noexcept;
 // `mine`: the arena the freeing thread allocates from.
 void large_free(void* p, const LargeArena& mine) noexcept;
 LargeArena& large_arena_of(const void* p) noexcept;

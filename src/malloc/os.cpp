@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -226,6 +227,28 @@ void use_mprotect_guards() noexcept { g_guard_markers.store(0, std::memory_order
 bool guards_split_mappings() noexcept { return g_guard_markers.load(std::memory_order_relaxed) != 1; }
 
 std::size_t guards_refused() noexcept { return g_guards_refused.load(std::memory_order_relaxed); }
+
+void populate(void* ptr, std::size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  static std::atomic<bool> unsupported{false};
+  if (unsupported.load(std::memory_order_relaxed)) return;
+  auto lo = (reinterpret_cast<std::uintptr_t>(ptr) + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+  auto hi = (reinterpret_cast<std::uintptr_t>(ptr) + bytes) & ~(cfg::kOsPageSize - 1);
+  if (hi <= lo) return;
+  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+    unsupported.store(true, std::memory_order_relaxed);
+#else
+  (void)ptr;
+  (void)bytes;
+#endif
+}
+
+std::uint32_t coarse_clock_ms() noexcept {
+  struct timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  std::uint64_t ms = static_cast<std::uint64_t>(now.tv_sec) * 1000 + static_cast<std::uint64_t>(now.tv_nsec) / 1000000;
+  return static_cast<std::uint32_t>(ms);
+}
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
 std::size_t mapped_bytes() noexcept { return g_mapped_bytes.load(std::memory_order_relaxed); }

@@ -66,6 +66,18 @@ void discard(void* ptr, std::size_t bytes) noexcept;
 std::size_t discarded_os_pages() noexcept;
 std::size_t mapped_bytes() noexcept;  // currently mapped by the allocator
 
+// Fault in the OS pages inside [ptr, ptr+bytes) (rounded inwards) writable,
+// in one system call (MADV_POPULATE_WRITE): for memory about to be used that
+// reads as zeros already, instead of a page fault per page (two, when the
+// program reads a page before it writes it). Best effort: nothing happens on
+// a kernel without it (before Linux 5.14).
+void populate(void* ptr, std::size_t bytes) noexcept;
+
+// A coarse monotonic clock in milliseconds (wraps after 49 days: compare
+// differences only). For decisions on a slow path: the vDSO's coarse clock,
+// no system call.
+std::uint32_t coarse_clock_ms() noexcept;
+
 // The area map (Vam §3.3's area table): one bit per kSegmentSize area of the
 // address space, set while a strata segment header lives there. Checked mode
 // asks it before trusting a pointer; the fast paths never look at it.

@@ -196,9 +196,10 @@ void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
   q.available.remove(page);
   std::uint32_t capacity = page->capacity();
   page->set_trigger(capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1));
-  q.full.push_front(page);
+  q.full.push_back(page);  // oldest first: the refill scan meets the likeliest freed first
   // Every object is handed out: count remote frees from here (free_remote).
   page->remote_left().store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
+  page_shared(page).full_epoch.store(refills.load(std::memory_order_relaxed), std::memory_order_relaxed);
   // Publish "full" before looking at the remote list one last time; a freeing
   // thread pushes before it reads in_full (both seq_cst), so at least one of
   // us sees the other and no remote free is stranded on the full list.
@@ -230,9 +231,10 @@ void PerThreadHeap::push_available(std::size_t cls, Page* page) noexcept {
 
 Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   ClassQueue& q = queues[cls];
-  // The owner is active: blocks emptied by other threads from now on get the
-  // same hysteresis as its own (free_remote discards beyond it).
-  if (unseen_empty.load(std::memory_order_relaxed) != 0) unseen_empty.store(0, std::memory_order_relaxed);
+  // The owner is active: blocks that other threads empty soon stay for it
+  // (free_remote). Only this thread writes these.
+  refills.store(refills.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  active_ms.store(coarse_clock_ms(), std::memory_order_relaxed);
   if (q.full_has_remote.load(std::memory_order_relaxed) &&
       q.full_has_remote.exchange(false, std::memory_order_acq_rel))
     q.scan_left = q.full.count;  // look at every full block once more
@@ -244,12 +246,15 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
       Page* page = q.full.front();
       --q.scan_left;
       if (collect_remote(page) && page->until_trigger <= 0) {
+        // One block with room will do: the rest wait for the next refills.
+        // Taking every ready block at once would retire the empty ones beyond
+        // the LRU's limit (discarded, then faulted in again), when a consumer
+        // thread empties a producer's blocks in bursts.
         move_to_front(page);
-        if (page->used() == 0 && page != q.available.front()) retire(page);
-      } else {
-        q.full.remove(page);
-        q.full.push_back(page);
+        break;
       }
+      q.full.remove(page);
+      q.full.push_back(page);
     }
     if (q.available.front()) return q.available.front();
   }
@@ -432,6 +437,8 @@ void PerThreadHeap::release_all() noexcept {
     }
     sync_current(cls);
   }
+  // Idle from now on: blocks other threads empty are discarded at once.
+  active_ms.store(coarse_clock_ms() - cfg::kRemoteKeepMs - 1, std::memory_order_relaxed);
   // The thread that adopts this heap reuses its empty blocks warm (thread
   // churn); abandoned heaps keep kAbandonedRetainedMax blocks at most, in all.
   std::size_t keep = reserve_abandoned(empty_pages.count);
@@ -441,12 +448,24 @@ void PerThreadHeap::release_all() noexcept {
 
 namespace {
 
+// Will the owner of `page` soon collect it and reuse it warm? Yes while it
+// is active (a refill within kRemoteKeepMs) and still near the block (fewer
+// than kRemoteKeepLag refills since the block went full): a consumer thread
+// emptying a producer's blocks. No for an idle or exited owner, or a block
+// filled long ago (a burst freed by another thread while its owner moved on).
+bool owner_will_reuse(const PerThreadHeap* owner, const Page* page) noexcept {
+  if (!owner) return false;
+  std::uint32_t lag =
+      owner->refills.load(std::memory_order_relaxed) - page_shared(page).full_epoch.load(std::memory_order_relaxed);
+  std::uint32_t idle_ms = coarse_clock_ms() - owner->active_ms.load(std::memory_order_relaxed);
+  return lag < cfg::kRemoteKeepLag && idle_ms <= cfg::kRemoteKeepMs;
+}
+
 // Every object of `page` may be on its remote list (the count says so): take
 // the list and count it. If it holds them all, nobody else can touch the block
-// until its owner looks again. An active owner will soon reuse it warm, so the
-// first few such blocks since the owner's last refill stay as they are; beyond
-// that the owner is idle or gone: discard the memory now and leave
-// kReclaimedBlock for the owner. Otherwise (or when kept) give the list back.
+// until its owner looks again. Unless the owner will soon reuse it warm,
+// discard the memory now and leave kReclaimedBlock for the owner. Otherwise
+// (or when kept) give the list back.
 void try_reclaim(PerThreadHeap* owner, Page* page) noexcept {
   FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
   if (!list) return;  // the owner collected it meanwhile
@@ -454,8 +473,7 @@ void try_reclaim(PerThreadHeap* owner, Page* page) noexcept {
   FreeBlock* tail = list_tail(list, &n);
   // With the objects in hand the owner cannot recycle the block, so its
   // geometry is stable and the count is the proof.
-  if (n == page->capacity() &&
-      (!owner || owner->unseen_empty.fetch_add(1, std::memory_order_relaxed) >= cfg::kRetainedEmptyPages)) {
+  if (n == page->capacity() && !owner_will_reuse(owner, page)) {
     discard(page->start(), cfg::kPageSize);
     g_reclaimed_blocks.fetch_add(1, std::memory_order_relaxed);
     page->remote.store(kReclaimedBlock, std::memory_order_release);
@@ -490,7 +508,11 @@ void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept 
     // The last object of a full block: give its memory back now, whatever the
     // owner is doing (a burst freed by another thread, an exited owner).
     if (page->remote_left().fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
-    if (owner) owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+    // Read first: a store when the flag is up already would take the line
+    // from the owner at every free. (Ordered after the push, so an owner that
+    // clears the flag after this read scans after the push too.)
+    if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
+      owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
   }
 }
 

@@ -15,7 +15,9 @@
 // lists when it runs out of space. If the block sits on the full list, the
 // freeing thread also raises the class's `full_has_remote` flag, so the owner
 // knows to look there before it takes a fresh block (kFullScanBudget blocks per
-// refill at most, round robin, so a long full list never makes a refill slow).
+// refill at most, round robin, so a long full list never makes a refill slow;
+// the full list is kept oldest first, and a refill stops at the first block
+// with room).
 //
 // Empty blocks (Vam §3.6) stay with the heap, still resident, in an LRU cache
 // of retain_limit blocks; beyond that the oldest is discarded with madvise and
@@ -101,10 +103,12 @@ struct PerThreadHeap {
   std::array<std::uint8_t, kClassIndexSlots> class_index = kClassIndex;
   ClassQueue queues[kClassCount];
   PageList empty_pages;         // retained empty blocks, most recently emptied first
-  // Blocks other threads' frees emptied since this heap last refilled (see
-  // free_remote): the first kRetainedEmptyPages stay resident for the owner to
-  // reuse warm, later ones -- the owner is idle or gone -- are discarded.
-  std::atomic<std::uint32_t> unseen_empty{0};
+  // The owner's activity, which free_remote reads to decide whether a block it
+  // empties stays for the owner (cfg::kRemoteKeepMs, kRemoteKeepLag): refills
+  // so far, and the coarse clock at the last one (set back when the thread
+  // exits, so that an abandoned heap counts as idle at once).
+  std::atomic<std::uint32_t> refills{0};
+  std::atomic<std::uint32_t> active_ms{0};
   // How many empty blocks the LRU keeps (kRetainedEmptyPages..kRetainedEmptyMax):
   // one more for each fresh block faulted in while a discard is unanswered,
   // one less for each discard.
@@ -158,7 +162,9 @@ struct PerThreadHeap {
 };
 
 // Remote free: p belongs to a block owned by another heap (or by none). The
-// free that hands back the last object of a full block discards the block.
+// free that hands back the last object of a full block discards the block,
+// unless its owner is active and near it (cfg::kRemoteKeepMs, kRemoteKeepLag):
+// then the owner collects it warm at a refill.
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept;
 // The same after the checks: push a tagged object onto its block's remote list.
 void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept;

@@ -250,6 +250,9 @@ struct SmallSegment {
   struct alignas(sizeof(Page)) PageShared {
     std::atomic<bool> in_full{false};
     std::atomic<std::uint16_t> remote_left{0};
+    // The owner's refill count (PerThreadHeap::refills) when the block went
+    // full: how far the owner has moved on since, for free_remote's reclaim.
+    std::atomic<std::uint32_t> full_epoch{0};
   };
   PageShared shared[cfg::kPagesPerSegment];
 

@@ -94,6 +94,64 @@ TEST(StrataLarge, AFreeFromAnotherArenasThreadIsDeferredWithoutTheLock) {
   large_stats();
 }
 
+// Resident pages of [p, p+bytes), asked of the kernel (mincore).
+std::size_t resident_bytes(const void* p, std::size_t bytes) {
+  auto lo = reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kOsPageSize - 1);
+  auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+  std::vector<unsigned char> pages((hi - lo) / cfg::kOsPageSize);
+  if (mincore(reinterpret_cast<void*>(lo), hi - lo, pages.data()) != 0) return 0;  // unmapped: nothing resident
+  std::size_t n = 0;
+  for (unsigned char page : pages) n += page & 1;
+  return n * cfg::kOsPageSize;
+}
+
+// Does this kernel fault pages in on request (MADV_POPULATE_WRITE, Linux 5.14)?
+bool kernel_populates() {
+  void* probe = mmap(nullptr, cfg::kOsPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (probe == MAP_FAILED) return false;
+  bool ok = madvise(probe, cfg::kOsPageSize, 23 /* MADV_POPULATE_WRITE */) == 0;
+  munmap(probe, cfg::kOsPageSize);
+  return ok;
+}
+
+// calloc of large objects clears only what is not zero already: chunks that
+// held objects (dirty) and the edges of purged chunks (purge discards whole
+// OS pages only) read as zeros all the same.
+TEST(StrataLarge, CallocReadsZeroInDirtyAndPurgedChunks) {
+  // Its chunk (72 OS pages, header included) is the lowest size of its bin,
+  // so the same request takes a freed one whole; and chunks start 64 bytes
+  // into a page, so each ends with a partial page that purging keeps.
+  constexpr std::size_t kSize = 72 * cfg::kOsPageSize - 16;
+  constexpr std::size_t kCount = 2 * (cfg::kLargeDirtyLimit / kSize) + 16;  // freeing half of them purges
+  auto all_zero = [](const unsigned char* p, std::size_t n) {
+    return std::all_of(p, p + n, [](unsigned char b) { return b == 0; });
+  };
+  std::vector<unsigned char*> objects;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    objects.push_back(static_cast<unsigned char*>(strata_malloc(kSize)));
+    std::memset(objects.back(), 0xff, kSize);
+  }
+  strata_free(objects.back());  // dirty: the next one of this size reuses it
+  auto* reused = static_cast<unsigned char*>(strata_calloc(1, kSize));
+  EXPECT_TRUE(all_zero(reused, kSize));
+  objects.back() = reused;
+  std::memset(reused, 0xff, kSize);
+  // Every other one: free chunks between live ones, more than the dirty limit.
+  std::size_t discarded_before = strata::malloc_detail::discarded_os_pages();
+  for (std::size_t i = 0; i < kCount; i += 2) strata_free(objects[i]);
+  ASSERT_GT(strata::malloc_detail::discarded_os_pages(), discarded_before) << "the free chunks were purged";
+  const bool populates = kernel_populates();
+  for (std::size_t i = 0; i < kCount; i += 2) {  // the purged chunks, whole
+    objects[i] = static_cast<unsigned char*>(strata_calloc(kSize, 1));
+    ASSERT_NE(objects[i], nullptr);
+    // Their discarded pages come back faulted in at once (where the kernel can).
+    auto* middle = reinterpret_cast<unsigned char*>(reinterpret_cast<std::uintptr_t>(objects[i] + kSize / 2) & ~(cfg::kOsPageSize - 1));
+    EXPECT_EQ(resident_bytes(middle, 4 * cfg::kOsPageSize) == 4 * cfg::kOsPageSize, populates) << "object " << i;
+    EXPECT_TRUE(all_zero(objects[i], kSize)) << "object " << i;
+  }
+  for (unsigned char* p : objects) strata_free(p);
+}
+
 TEST(StrataLarge, ReallocGrowsInPlaceIntoAFreeNeighbour) {
   std::thread([] {
     void* a = strata_malloc(50000);
@@ -201,6 +259,37 @@ TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
   }).join();
 }
 
+// calloc skips clearing only memory no object has used: blocks that held
+// another class's objects, retired resident and reused warm, are cleared.
+TEST(StrataPages, CallocClearsAReusedBlock) {
+  std::thread([] {
+    constexpr std::size_t kBlocks = 3;
+    auto block_of = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kPageSize - 1); };
+    std::vector<void*> objects;
+    for (std::size_t i = 0; i < kBlocks * cfg::kPageSize / 256; ++i) {
+      objects.push_back(strata_malloc(256));
+      std::memset(objects.back(), 0xff, 256);
+    }
+    std::vector<std::uintptr_t> dirty_blocks;  // all but the front one retire, resident (the LRU)
+    for (void* p : objects)
+      if (block_of(p) != block_of(objects.back()) &&
+          std::find(dirty_blocks.begin(), dirty_blocks.end(), block_of(p)) == dirty_blocks.end())
+        dirty_blocks.push_back(block_of(p));
+    for (void* p : objects) strata_free(p);
+    bool reused = false, all_zero = true;
+    std::vector<void*> zeroed;
+    for (std::size_t i = 0; i < kBlocks * cfg::kPageSize / 48; ++i) {  // another class
+      auto* p = static_cast<unsigned char*>(strata_calloc(1, 48));
+      zeroed.push_back(p);
+      reused = reused || std::find(dirty_blocks.begin(), dirty_blocks.end(), block_of(p)) != dirty_blocks.end();
+      for (std::size_t j = 0; j < 48; ++j) all_zero = all_zero && p[j] == 0;
+    }
+    EXPECT_TRUE(reused) << "the calloc'ed objects came from a retired, dirty block";
+    EXPECT_TRUE(all_zero);
+    for (void* p : zeroed) strata_free(p);
+  }).join();
+}
+
 // ---- Huge objects (> kLargeMax): the cache of freed runs ----------------------
 using strata::malloc_detail::huge_stats;
 
@@ -223,17 +312,6 @@ TEST(StrataHuge, AFreedObjectsPagesServeTheNextHugeAllocation) {
   EXPECT_LE(after.moved_bytes - before.moved_bytes, after.reused_bytes - before.reused_bytes) << "moved pages are reused pages";
   std::memset(b, 0xcd, kSize + 100000);
   strata_free(b);
-}
-
-// Resident pages of [p, p+bytes), asked of the kernel (mincore).
-std::size_t resident_bytes(const void* p, std::size_t bytes) {
-  auto lo = reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kOsPageSize - 1);
-  auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
-  std::vector<unsigned char> pages((hi - lo) / cfg::kOsPageSize);
-  if (mincore(reinterpret_cast<void*>(lo), hi - lo, pages.data()) != 0) return 0;  // unmapped: nothing resident
-  std::size_t n = 0;
-  for (unsigned char page : pages) n += page & 1;
-  return n * cfg::kOsPageSize;
 }
 
 TEST(StrataHuge, CachedBytesAreBoundedAndTheRestIsDiscarded) {
