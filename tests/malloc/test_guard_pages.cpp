@@ -80,6 +80,21 @@ TEST_F(GuardPagesDeathTest, OneBytePastALargeObject) {
   strata_free(aligned);
 }
 
+// calloc of a guarded large object: placed against its guard, and zero even
+// where a freed object of the same arena left its bytes.
+TEST_F(GuardPagesDeathTest, LargeCallocIsZeroAndGuarded) {
+  for (std::size_t size : {std::size_t{65536} + 48, std::size_t{300000}}) {
+    for (int turn = 0; turn < 3; ++turn) {
+      auto* p = static_cast<char*>(strata_calloc(1, size));
+      ASSERT_NE(p, nullptr);
+      for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(p[i], 0) << size << " byte " << i << " turn " << turn;
+      fill(p);
+      EXPECT_FAULTS(p + round16(size)) << size;
+      strata_free(p);
+    }
+  }
+}
+
 TEST_F(GuardPagesDeathTest, LargeGuardAfterReallocInPlace) {
   // In place (the guard moves to the new page-rounded end), or moved.
   auto* p = static_cast<char*>(strata_malloc(300000));
