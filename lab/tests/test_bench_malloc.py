@@ -20,7 +20,7 @@ for workload, (_, program, _, _, callgrind_args) in malloc.WORKLOADS.items():
 
 
 def test_issue_20_patterns_are_covered():
-    assert {"stress2", "prodcons", "cachescratch"} <= set(WORKLOADS)
+    assert {"stress2", "prodcons", "cachescratch", "barnes"} <= set(WORKLOADS)
     assert WORKLOADS["stress2"] == ("stress", malloc.WORKLOADS["stress2"][4])
 
 
