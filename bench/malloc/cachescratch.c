@@ -121,10 +121,7 @@ int main(int argc, char **argv) {
     g.workers[t].first = new_object(&g.workers[t]);
     for (uint64_t k = 0; k < g.size; k++) g.workers[t].first[k] = expected_byte(k, 0);
   }
-  pthread_t threads[kMaxThreads];
-  for (uint64_t t = 0; t < g.threads; t++)
-    if (pthread_create(&threads[t], NULL, run_worker, &g.workers[t]) != 0) bench_fail("pthread_create", NULL);
-  for (uint64_t t = 0; t < g.threads; t++) pthread_join(threads[t], NULL);
+  bench_run_threads(g.threads, run_worker, g.workers, sizeof g.workers[0]);
   double elapsed = bench_now_seconds() - start;
 
   int64_t net = 0;

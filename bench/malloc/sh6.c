@@ -133,10 +133,7 @@ int main(int argc, char **argv) {
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
-  pthread_t threads[kMaxThreads];
-  for (uint64_t t = 0; t < g.threads; t++)
-    if (pthread_create(&threads[t], NULL, run_worker, &g.workers[t]) != 0) bench_fail("pthread_create", NULL);
-  for (uint64_t t = 0; t < g.threads; t++) pthread_join(threads[t], NULL);
+  bench_run_threads(g.threads, run_worker, g.workers, sizeof g.workers[0]);
   worker *w0 = &g.workers[0];
   for (uint64_t i = 0; i < g.threads * g.keep_slots; i++) /* main frees what survived */
     if (g.long_lived[i] != NULL) check_and_free(w0, g.long_lived[i]);
