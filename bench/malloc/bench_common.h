@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -197,6 +198,20 @@ static inline bench_thread_options bench_parse_thread_options(int argc, char **a
   bench_require_positive(argv[0], slots_option, o.slots);
   bench_require_range(argv[0], "--threads", o.threads, min_threads, max_threads);
   return o;
+}
+
+/* ---- threads --------------------------------------------------------- */
+
+enum { kBenchMaxThreads = 64 };
+
+/* Runs fn on `count` (<= 64) threads at once, thread t getting the worker at
+ * (char *)first + t * stride, and joins them all. */
+static inline void bench_run_threads(uint64_t count, void *(*fn)(void *), void *first, size_t stride) {
+  pthread_t threads[kBenchMaxThreads];
+  if (count > kBenchMaxThreads) bench_fail("too many threads", NULL);
+  for (uint64_t t = 0; t < count; t++)
+    if (pthread_create(&threads[t], NULL, fn, (char *)first + t * stride) != 0) bench_fail("pthread_create", NULL);
+  for (uint64_t t = 0; t < count; t++) pthread_join(threads[t], NULL);
 }
 
 /* ---- object tags ------------------------------------------------------- */

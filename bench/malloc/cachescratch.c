@@ -12,6 +12,11 @@
  * through where it puts the objects: on a line or a 4 KiB alias shared with
  * something else, or not.
  *
+ * --handoff 0 leaves out main's objects: Hoard's cache-thrash, where the
+ * threads only allocate, write and free their own objects at once, and an
+ * allocator that puts two threads' objects on one cache line makes every
+ * write a coherence miss (false sharing).
+ *
  * Every object's bytes are checked before it is freed (after every
  * repetition with --verify). They depend only on the options, so the
  * checksum (a sum over the checked bytes) is the same under every allocator. */
@@ -27,6 +32,7 @@ static bench_option options[] = {
     {"iterations", 1000, "objects allocated, written and freed per thread"},
     {"size", 8, "bytes per object (<= 65536)"},
     {"repetitions", 20000, "times each byte of an object is written"},
+    {"handoff", 1, "1: main allocates each thread's first object (cache-scratch); 0: none (cache-thrash)"},
 };
 
 typedef struct {
@@ -36,7 +42,7 @@ typedef struct {
 } worker;
 
 static struct {
-  uint64_t threads, iterations, size, repetitions;
+  uint64_t threads, iterations, size, repetitions, handoff;
   int verify_full;
   worker workers[kMaxThreads];
 } g;
@@ -82,8 +88,10 @@ static void free_object(worker *w, unsigned char *p) {
 
 static void *run_worker(void *arg) {
   worker *w = arg;
-  w->checksum += check_bytes(w->first, 0);
-  free_object(w, w->first);
+  if (w->first != NULL) {
+    w->checksum += check_bytes(w->first, 0);
+    free_object(w, w->first);
+  }
   for (uint64_t i = 0; i < g.iterations; i++) {
     unsigned char *p = new_object(w);
     scratch(p, g.verify_full);
@@ -100,21 +108,20 @@ int main(int argc, char **argv) {
   g.iterations = options[1].value;
   g.size = options[2].value;
   g.repetitions = options[3].value;
+  g.handoff = options[4].value;
   g.verify_full = flags.verify_full;
   bench_require_range(argv[0], "--threads", g.threads, 1, kMaxThreads);
   bench_require_range(argv[0], "--size", g.size, 1, kMaxSize);
   bench_require_positive(argv[0], "--repetitions", g.repetitions);
+  bench_require_range(argv[0], "--handoff", g.handoff, 0, 1);
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
-  for (uint64_t t = 0; t < g.threads; t++) { /* main's objects, all live at once */
+  for (uint64_t t = 0; g.handoff && t < g.threads; t++) { /* main's objects, all live at once */
     g.workers[t].first = new_object(&g.workers[t]);
     for (uint64_t k = 0; k < g.size; k++) g.workers[t].first[k] = expected_byte(k, 0);
   }
-  pthread_t threads[kMaxThreads];
-  for (uint64_t t = 0; t < g.threads; t++)
-    if (pthread_create(&threads[t], NULL, run_worker, &g.workers[t]) != 0) bench_fail("pthread_create", NULL);
-  for (uint64_t t = 0; t < g.threads; t++) pthread_join(threads[t], NULL);
+  bench_run_threads(g.threads, run_worker, g.workers, sizeof g.workers[0]);
   double elapsed = bench_now_seconds() - start;
 
   int64_t net = 0;
@@ -125,8 +132,8 @@ int main(int argc, char **argv) {
   }
   if (net != 0) bench_fail("live byte count does not return to zero", NULL);
   /* At most one object per thread is live at a time, all of main's at once. */
-  bench_report report = {"cachescratch", g.threads * (g.iterations + 1), elapsed, g.threads * g.size, rss_start,
-                         checksum, 0};
+  bench_report report = {g.handoff ? "cachescratch" : "cachethrash", g.threads * (g.iterations + g.handoff), elapsed,
+                         g.threads * g.size, rss_start, checksum, 0};
   bench_print(&report);
   return 0;
 }

@@ -91,10 +91,7 @@ int main(int argc, char **argv) {
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
-  pthread_t threads[kMaxThreads];
-  for (uint64_t t = 0; t < g.threads; t++)
-    if (pthread_create(&threads[t], NULL, run_worker, &g.workers[t]) != 0) bench_fail("pthread_create", NULL);
-  for (uint64_t t = 0; t < g.threads; t++) pthread_join(threads[t], NULL);
+  bench_run_threads(g.threads, run_worker, g.workers, sizeof g.workers[0]);
   double elapsed = bench_now_seconds() - start;
 
   int64_t net = 0, peak = 0;

@@ -11,16 +11,18 @@ from strata_lab.errors import LabError
 
 # Built by `make peers`, not by make setup: left out when they are not there.
 OPTIONAL = {"mimalloc3", "snmalloc"}
-# One workload per program, at its callgrind sizes (the small ones), plus
-# stress2: stress at 2 threads, the core count, is another schedule of threads.
+# One workload per program, at its callgrind sizes (the small ones), plus the
+# other schedules of threads: stress2 (stress at 2 threads, the core count),
+# cachethrash (no handoff from main) and sh8 (survivors freed by any thread).
+OTHER_SCHEDULES = {"stress2", "cachethrash", "sh8"}
 WORKLOADS = {}
 for workload, (_, program, _, _, callgrind_args) in malloc.WORKLOADS.items():
-    if program not in {p for p, _ in WORKLOADS.values()} or workload == "stress2":
+    if program not in {p for p, _ in WORKLOADS.values()} or workload in OTHER_SCHEDULES:
         WORKLOADS[workload] = (program, callgrind_args)
 
 
 def test_issue_20_patterns_are_covered():
-    assert {"stress2", "prodcons", "cachescratch"} <= set(WORKLOADS)
+    assert {"stress2", "prodcons", "cachescratch", "barnes", "cachethrash", "sh6", "sh8"} <= set(WORKLOADS)
     assert WORKLOADS["stress2"] == ("stress", malloc.WORKLOADS["stress2"][4])
 
 

@@ -1,7 +1,8 @@
 """The workloads of `strata-lab bench malloc`: which program of bench/malloc
 runs with which arguments, at full size, under --quick and under callgrind.
 Issue 20's three patterns (stress2, prodcons, cachescratch) run at 2 threads
-or fewer, the machine's core count, where the independent suite saw them."""
+or fewer, the machine's core count, where the independent suite saw them;
+barnes is the suite's Barnes-Hut simulation, one thread."""
 
 WORKLOADS = {  # name -> (description, program, full-size args, --quick args, callgrind args)
     "churn": ("small-object churn, 16-64 B, random alloc/free over a live window, 1 thread", "churn",
@@ -49,5 +50,18 @@ WORKLOADS = {  # name -> (description, program, full-size args, --quick args, ca
                      "written 20000 times, x1000", "cachescratch",
                      [], ["--iterations", "200", "--repetitions", "5000"],
                      ["--iterations", "1000", "--repetitions", "200"]),
+    "cachethrash": ("Hoard's cache-thrash at 2 threads: each thread allocates an 8 B object, writes it 20000 "
+                    "times and frees it, x1000, both at once (false sharing if their objects share a line)",
+                    "cachescratch", ["--handoff", "0", "--threads", "2"],
+                    ["--handoff", "0", "--threads", "2", "--iterations", "200", "--repetitions", "5000"],
+                    ["--handoff", "0", "--threads", "2", "--iterations", "1000", "--repetitions", "200"]),
+    "sh6": ("sh6bench at 2 threads: batches of 1000 objects of 16 B-1 KiB (sawtooth) freed LIFO, FIFO or "
+            "odd-then-even by turns; 1 in 64 survives into 512 long-lived slots", "sh6",
+            [], ["--rounds", "400"], ["--rounds", "150"]),
+    "sh8": ("sh8bench at 2 threads: sh6 with the long-lived slots shared, so survivors are freed by either "
+            "thread", "sh6", ["--cross", "1"], ["--cross", "1", "--rounds", "400"], ["--cross", "1", "--rounds", "150"]),
+    "barnes": ("Barnes-Hut n-body (issue 20; Olden/SPLASH barnes), 1 thread: 8192 bodies x 80 steps, an octree "
+               "of 112 B cells built each step (many small mallocs, no frees) and dropped", "barnes",
+               [], ["--bodies", "2048", "--steps", "10"], ["--bodies", "2048", "--steps", "4"]),
 }
 PROGRAM_NAMES = sorted({w[1] for w in WORKLOADS.values()})
