@@ -47,17 +47,12 @@ class ClearOptimizedHeap : public Super {
   template <bool kInstrumented = false>
   void* malloc(std::size_t size) noexcept {
     if (waiting_ != 0) {
+      // An exact fit first: the common case of a program that frees and
+      // allocates the same sizes, in a handful of instructions and no frame.
       const std::size_t slot = tagged_slot_of(size);
-      if (slot - 1 < kMaxTaggedSlot) {
-        // An exact fit first: the common case of a program that frees and
-        // allocates the same sizes, in a handful of instructions.
-        const std::size_t granules = slot / kTagGranule;
-        if (small_[granules] != nullptr) return takeExact<kInstrumented>(granules);
-        if (void* reused = takeSmall<kInstrumented>(granules)) return reused;
-      } else if (size <= SIZE_MAX / 4) {
-        if (void* reused = takeLarge<kInstrumented>(align_up(kLargeHeaderBytes + size + 1, kTagGranule)))
-          return reused;
-      }
+      const std::size_t granules = slot / kTagGranule;
+      if (slot - 1 < kMaxTaggedSlot && small_[granules] != nullptr) return takeExact<kInstrumented>(granules);
+      return reuseOrBump<kInstrumented>(size);
     }
     return Super::template malloc<kInstrumented>(size);
   }
@@ -123,6 +118,20 @@ class ClearOptimizedHeap : public Super {
     list = object->next;
     if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
     return object;
+  }
+
+  // Freed objects wait but none of exactly this size: a bigger one split, or
+  // the stream. Out of line, so that the exact fit above needs no stack frame.
+  template <bool kInstrumented>
+  [[gnu::noinline]] void* reuseOrBump(std::size_t size) noexcept {
+    const std::size_t slot = tagged_slot_of(size);
+    if (slot - 1 < kMaxTaggedSlot) {
+      if (void* reused = takeSmall<kInstrumented>(slot / kTagGranule)) return reused;
+    } else if (size <= SIZE_MAX / 4) {
+      if (void* reused = takeLarge<kInstrumented>(align_up(kLargeHeaderBytes + size + 1, kTagGranule)))
+        return reused;
+    }
+    return Super::template malloc<kInstrumented>(size);
   }
 
   // Out of line, so that the small-object free above needs no stack frame.
