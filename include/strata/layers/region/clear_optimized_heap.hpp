@@ -65,6 +65,9 @@ class ClearOptimizedHeap : public Super {
     const std::size_t granules = tag_of<kInstrumented>(ptr);
     if (granules == 0) [[unlikely]]
       return freeLarge<kInstrumented>(ptr);
+    // The stream's last object is simply un-bumped, as an obstack frees its
+    // top: nothing waits, and the inline window stays open.
+    if (Super::unbumpLast(ptr, granules * kTagGranule)) return;
     push<kInstrumented>(small_[granules], static_cast<FreeObject*>(ptr));
     small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
     freed_bytes_ += granules * kTagGranule - 1;
@@ -72,6 +75,9 @@ class ClearOptimizedHeap : public Super {
   }
 
   void clear() noexcept {
+    // A heap nothing was allocated from since the last clear has nothing to
+    // forget (a clear reaches a whole tree of reaps, mostly empty ones).
+    if (waiting_ == 0 && Super::untouched()) return;
     // Only the lists the masks name hold anything: a round without frees
     // clears nothing here.
     for (std::size_t word = 0; word < kSmallLists / 64; ++word) {

@@ -189,6 +189,21 @@ class TaggedStreamHeap : public Super {
     return true;
   }
 
+  // Take back the stream's last object (slot bytes long): true when ptr was
+  // it, and the stream now bumps from ptr again.
+  bool unbumpLast(void* ptr, std::size_t slot) noexcept {
+    const auto object = reinterpret_cast<std::uintptr_t>(ptr);
+    if (object + slot != cursor_->bump) return false;
+    if (walked_ > object) {  // the walk counted it already
+      --slots_;
+      slot_bytes_ -= usableOfSlot(slot);
+      walked_ = object;
+    }
+    cursor_->bump = object;
+    refreshWindow();
+    return true;
+  }
+
   std::size_t getSize(const void* ptr) const noexcept {
     if (const std::size_t granules = tag_of(ptr)) return granules * kTagGranule - 1;
     const LargeHeader* h = large_header_of(ptr);
@@ -207,6 +222,9 @@ class TaggedStreamHeap : public Super {
     resetStream();
     Super::releaseAll();
   }
+
+  // Nothing allocated since the last clear (or ever): clear() would change nothing.
+  bool untouched() const noexcept { return cursor_->bump == 0 && mapped_objects_ == 0; }
 
   // The inline window: closed while any reason holds.
   void closeInline(std::uint32_t reason) noexcept {
