@@ -42,9 +42,12 @@ typedef struct strata_reap strata_reap;
  * Every object is preceded by a one-byte boundary tag: the byte before it
  * holds its slot size in 16-byte granules (slot = object + its tag's byte
  * in the next slot: (size + 16) rounded down to 16), which is how free and
- * usable_size find its size without a header. The library keeps limit at most
- * 4080 bytes past bump so that a tag always fits in a byte. */
-#define STRATA_REAP_HEAD_VERSION 1
+ * usable_size find its size without a header. A tag fits in a byte only for
+ * slots up to 4080 bytes: the inline path tests that bound itself (a constant
+ * folds it away), and the window spans the whole run (version 2; version 1
+ * kept limit at most 4080 bytes past bump and so called the library every
+ * 4080 bytes). */
+#define STRATA_REAP_HEAD_VERSION 2
 typedef struct strata_reap_head {
   uintptr_t bump;
   uintptr_t limit;
@@ -77,9 +80,9 @@ void *strata_reap_malloc_slow(strata_reap *reap, size_t size);
 static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
   strata_reap_head *head = (strata_reap_head *)(void *)reap;
   const uintptr_t object = head->bump;
-  /* Absurd sizes wrap slot to 0 or leave it huge: either way the test fails. */
+  /* Absurd sizes wrap slot to 0 or leave it huge: either way a test fails. */
   const size_t slot = (size + 16) & ~(size_t)15;
-  if (slot - 1 < (size_t)(head->limit - object)) {
+  if (slot - 1 < 4080 && slot - 1 < (size_t)(head->limit - object)) { /* the tag fits; the window holds it */
 #if defined(__GNUC__)
     if (object == 0) __builtin_unreachable(); /* an open window is never at address 0: callers need no null test */
 #endif

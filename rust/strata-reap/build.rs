@@ -45,7 +45,7 @@ fn main() {
 
 /// src/ffi.rs mirrors `strata_reap_head` and the inline `strata_reap_malloc`
 /// of this layout version; another one needs the Rust mirror rewritten.
-const MIRRORED_HEAD_VERSION: &str = "1";
+const MIRRORED_HEAD_VERSION: &str = "2";
 
 fn check_head_version(reap_h: &std::path::Path) {
     let text = std::fs::read_to_string(reap_h).expect("include/strata/reap.h");

@@ -11,6 +11,7 @@
 // inline fast path and one predictable branch in free.
 #include "strata/reap.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -51,14 +52,28 @@ struct CheckedObjects {
 struct strata_reap final : strata_reap_head, ReapHeap {
   bool checked = false;
   CheckedObjects* check = nullptr;
-  std::size_t mapping_bytes = 0;  // the reap's own mapping: this header + the home chunk
+  void* mapping = nullptr;         // the reap's own mapping: this header (colored) + the home chunk
+  std::size_t mapping_bytes = 0;
 };
 
 namespace {
 
 // The reap's own mapping: its header, then its first (home) chunk.
-constexpr std::size_t kHeaderBytes = align_up(sizeof(strata_reap), 4096);
+// Cache colouring: each new reap's header and home chunk start a few cache
+// lines further into their pages than the last one's. Page-aligned, the hot
+// lines of every reap (the head, the free-list masks, the first objects) fall
+// into the same L1 sets, and a program using a dozen reaps at once (scopes: a
+// reap per block nesting level) missed L1 half again as often as its
+// hand-written obstacks.
+constexpr std::size_t kColors = 15;
+constexpr std::size_t kColorStep = 64;
+constexpr std::size_t kHeaderBytes = align_up(sizeof(strata_reap) + (kColors - 1) * kColorStep, 4096);
 constexpr std::size_t kHomeChunkBytes = 8 * 1024;
+
+std::size_t next_color() noexcept {
+  static std::atomic<unsigned> reaps{0};
+  return reaps.fetch_add(1, std::memory_order_relaxed) % kColors * kColorStep;
+}
 
 strata_reap* as_reap(ReapHeap* node) noexcept { return static_cast<strata_reap*>(node); }
 
@@ -202,9 +217,10 @@ void clear_one(strata_reap* reap) noexcept {
 void destroy_one(strata_reap* reap) noexcept {
   if (reap->checked) stop_checking(reap);
   reap->releaseAll();
+  void* const base = reap->mapping;
   const std::size_t bytes = reap->mapping_bytes;
   reap->~strata_reap();
-  unmap_or_cache(reap, bytes);
+  unmap_or_cache(base, bytes);
 }
 
 inline void* allocate_any(strata_reap* reap, std::size_t size) noexcept { return strata_reap_malloc(reap, size); }
@@ -218,15 +234,18 @@ strata_reap* strata_reap_create(strata_reap* parent) {
   void* base = map_hidden(bytes);  // ENOMEM on failure
   if (base == nullptr) return nullptr;
   instrument::expose(base, kHeaderBytes);
-  auto* reap = new (base) strata_reap;
+  const std::size_t color = next_color();
+  void* const at = static_cast<char*>(base) + color;
+  auto* reap = new (at) strata_reap;
   // The inline path finds the head at the reap's own address (first base).
-  if (static_cast<void*>(static_cast<strata_reap_head*>(reap)) != base) std::abort();
+  if (static_cast<void*>(static_cast<strata_reap_head*>(reap)) != at) std::abort();
   reap->version = STRATA_REAP_HEAD_VERSION;
   reap->useCursor(reap);  // the stream bumps through the public head
+  reap->mapping = base;
   reap->mapping_bytes = bytes;
   reap->account(bytes);
-  char* home = static_cast<char*>(base) + kHeaderBytes;
-  reap->adoptHome(home, bytes - kHeaderBytes);
+  char* home = static_cast<char*>(base) + kHeaderBytes + color;
+  reap->adoptHome(home, bytes - kHeaderBytes - color);
   reap->checked = checked_by_default();
   if (reap->checked) reap->closeInline(strata::layers::kInlineClosedChecked);  // every allocation is recorded
   if (reap->checked && !start_checking(reap)) {

@@ -49,9 +49,17 @@ TEST(RegionChunkHeap, ClearReplaysTheUsedChunksAndDropsTheUnneeded) {
   region.clear();
   EXPECT_EQ(region.chunks(), 5u) << "clear keeps the chunks the round used";
   EXPECT_EQ(region.nextRun(100).begin, first.begin) << "and hands them out again in order";
-  region.clear();  // a round that needed one chunk...
-  EXPECT_EQ(region.chunks(), 1u) << "...keeps one at the next clear";
+  for (std::uint32_t round = 1; round < strata::layers::kIdleRoundsKept; ++round) {
+    region.clear();  // rounds that needed one chunk...
+    ASSERT_EQ(region.chunks(), 5u) << "...keep the idle chunks for a while (round " << round << ")";
+    EXPECT_EQ(region.nextRun(100).begin, first.begin);
+  }
+  region.clear();
+  EXPECT_EQ(region.chunks(), 1u) << "...and drop them after kIdleRoundsKept clears";
   EXPECT_EQ(region.nextRun(100).begin, first.begin);
+  const ChunkRun second = region.nextRun(100);
+  EXPECT_EQ(second.end - second.begin + strata::layers::kChunkHeaderBytes, 16384)
+      << "growth doubles again from the largest chunk kept, not from the largest once held";
   errno = 0;
   EXPECT_EQ(region.nextRun(SIZE_MAX / 2).begin, nullptr);
   EXPECT_EQ(errno, ENOMEM);
@@ -68,8 +76,10 @@ TEST(RegionChunkHeap, AnAdoptedHomeChunkComesFirstAndIsNeverUnmapped) {
     ChunkRun second = region.nextRun(100);
     EXPECT_EQ(second.end - second.begin + strata::layers::kChunkHeaderBytes, 16384) << "the home counted as first";
     region.clear();
-    region.nextRun(100);
-    region.clear();
+    for (std::uint32_t round = 0; round < strata::layers::kIdleRoundsKept; ++round) {
+      region.nextRun(100);
+      region.clear();
+    }
     EXPECT_EQ(region.bytesHeld(), 0u) << "only the second chunk was the region's, and it went back";
   }  // destroying the region leaves the home mapping alone
   strata::layers::instrument::expose(home, 8192);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reap_test_support.hpp"
+#include "strata/layers/region/region_chunk_heap.hpp"
 
 namespace {
 
@@ -68,11 +69,13 @@ TEST(ReapInternals, FreedObjectsAreReusedFirst) {
   ScopedReap reap;
   void* a = strata_reap_malloc(reap, 40);
   void* b = strata_reap_malloc(reap, 40);
+  strata_reap_malloc(reap, 8);  // so that neither is the stream's last object
   strata_reap_free(reap, a);
   strata_reap_free(reap, b);
   EXPECT_EQ(strata_reap_malloc(reap, 33), b);  // same slot length, last freed first
   EXPECT_EQ(strata_reap_malloc(reap, 47), a);
   void* big = strata_reap_malloc(reap, 10000);
+  strata_reap_malloc(reap, 8);
   strata_reap_free(reap, big);
   EXPECT_EQ(strata_reap_malloc(reap, 9000), big);  // a freed large slot that fits
 }
@@ -104,14 +107,42 @@ TEST(ReapInternals, InlineWindowClosesWhileFreedObjectsWaitAndReopens) {
   if (head->flags & STRATA_REAP_SLOW_CHECKED) GTEST_SKIP() << "checked mode (Valgrind or STRATA_REAP_CHECK)";
   EXPECT_EQ(head->flags, 0u);
   EXPECT_GT(head->limit, head->bump);
-  EXPECT_LE(head->limit - head->bump, 4080u) << "a slot's tag must fit in its byte";
+  EXPECT_GT(head->limit - head->bump, 4080u) << "the window spans the run (the inline path bounds slots itself)";
+  void* big = strata_reap_malloc(reap, 4080);  // a slot of 4096 > 4080: its tag would not fit
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(static_cast<const unsigned char*>(big)[-1], 0u) << "larger slots are large objects (tag 0), made out of line";
+  EXPECT_GE(strata_reap_usable_size(reap, big), 4080u);
   void* p = strata_reap_malloc(reap, 30);
+  strata_reap_malloc(reap, 8);  // p is not the stream's last object
   strata_reap_free(reap, p);
   EXPECT_EQ(head->flags, unsigned{STRATA_REAP_SLOW_FREED});
   EXPECT_EQ(head->limit, head->bump) << "a closed window must fail the inline test";
   EXPECT_EQ(strata_reap_malloc(reap, 30), p);
   EXPECT_EQ(head->flags, 0u) << "nothing waits any more: bumping again";
   EXPECT_GT(head->limit, head->bump);
+}
+
+TEST(ReapInternals, FreeingTheStreamsLastObjectUnbumpsIt) {
+  // As an obstack frees its top object: nothing waits, the window stays open,
+  // and the statistics agree whether or not they had counted the object.
+  ScopedReap reap;
+  const auto* head = reinterpret_cast<const strata_reap_head*>(reap.reap);
+  void* keep = strata_reap_malloc(reap, 24);
+  if (head->flags & STRATA_REAP_SLOW_CHECKED) GTEST_SKIP() << "checked mode (Valgrind or STRATA_REAP_CHECK)";
+  void* a = strata_reap_malloc(reap, 40);
+  void* b = strata_reap_malloc(reap, 100);
+  EXPECT_EQ(stats_of(reap).objects_live, 3u);  // walks a and b
+  strata_reap_free(reap, b);
+  strata_reap_free(reap, a);  // now the last one
+  EXPECT_EQ(head->flags, 0u) << "nothing waits: the window stays open";
+  EXPECT_EQ(head->bump, reinterpret_cast<std::uintptr_t>(a));
+  EXPECT_EQ(stats_of(reap).objects_live, 1u);
+  EXPECT_EQ(stats_of(reap).bytes_live, strata_reap_usable_size(reap, keep));
+  EXPECT_EQ(strata_reap_malloc(reap, 70), a) << "the next object takes the place back";
+  void* c = strata_reap_malloc(reap, 8);
+  strata_reap_free(reap, c);  // never walked before it goes
+  EXPECT_EQ(stats_of(reap).objects_live, 2u);
+  EXPECT_EQ(stats_of(reap).bytes_live, strata_reap_usable_size(reap, keep) + strata_reap_usable_size(reap, a));
 }
 
 TEST(ReapInternals, ReallocGrowsTheStreamsLastObjectInPlace) {
@@ -191,16 +222,21 @@ TEST(ReapInternals, RepeatedRoundsReuseTheSameChunks) {
   }
 }
 
-TEST(ReapInternals, ChunksASmallerRoundDidNotNeedGoBackAtTheNextClear) {
+TEST(ReapInternals, ChunksSmallerRoundsDidNotNeedGoBackAfterAWhile) {
   ScopedReap reap;
   const std::size_t empty = stats_of(reap).bytes_held;
   for (int i = 0; i < 200000; ++i) strata_reap_malloc(reap, 48);  // ~10 MB
   strata_reap_clear(reap);
   const std::size_t big = stats_of(reap).bytes_held;
   EXPECT_GT(big, empty + 9000000);
-  strata_reap_malloc(reap, 48);  // a small round
+  for (std::uint32_t round = 1; round < strata::layers::kIdleRoundsKept; ++round) {
+    strata_reap_malloc(reap, 48);  // small rounds
+    strata_reap_clear(reap);
+    ASSERT_EQ(stats_of(reap).bytes_held, big) << "a big round may come back: its chunks wait (round " << round << ")";
+  }
+  strata_reap_malloc(reap, 48);
   strata_reap_clear(reap);
-  EXPECT_LT(stats_of(reap).bytes_held, empty + (64u << 10)) << "unneeded chunks were kept";
+  EXPECT_LT(stats_of(reap).bytes_held, empty + (64u << 10)) << "chunks idle for kIdleRoundsKept rounds were kept";
   EXPECT_LE(stats_of(reap).chunks, 2u);
 }
 

@@ -21,7 +21,7 @@ pub(crate) struct Head {
 }
 
 /// `STRATA_REAP_HEAD_VERSION`: the head layout this crate was written for.
-pub(crate) const HEAD_VERSION: u32 = 1;
+pub(crate) const HEAD_VERSION: u32 = 2;
 
 /// Every result of the reap is aligned to at least this many bytes.
 pub(crate) const MIN_ALIGN: usize = 16;

@@ -273,9 +273,11 @@ impl Reap {
         unsafe {
             let object = (*head).bump;
             // The slot holds the object and the next object's tag byte; absurd
-            // sizes wrap slot to 0 or leave it huge, and the test fails.
+            // sizes wrap slot to 0 or leave it huge, and a test fails. The tag
+            // fits in its byte up to 4080 bytes (head version 2: the window
+            // itself spans the whole run).
             let slot = size.wrapping_add(16) & !15;
-            if slot.wrapping_sub(1) < (*head).limit.wrapping_sub(object) {
+            if slot.wrapping_sub(1) < 4080 && slot.wrapping_sub(1) < (*head).limit.wrapping_sub(object) {
                 (*head).bump = object + slot;
                 *((object - 1) as *mut u8) = (slot >> 4) as u8;
                 // An open window is never at address 0.

@@ -47,17 +47,12 @@ class ClearOptimizedHeap : public Super {
   template <bool kInstrumented = false>
   void* malloc(std::size_t size) noexcept {
     if (waiting_ != 0) {
+      // An exact fit first: the common case of a program that frees and
+      // allocates the same sizes, in a handful of instructions and no frame.
       const std::size_t slot = tagged_slot_of(size);
-      if (slot - 1 < kMaxTaggedSlot) {
-        // An exact fit first: the common case of a program that frees and
-        // allocates the same sizes, in a handful of instructions.
-        const std::size_t granules = slot / kTagGranule;
-        if (small_[granules] != nullptr) return takeExact<kInstrumented>(granules);
-        if (void* reused = takeSmall<kInstrumented>(granules)) return reused;
-      } else if (size <= SIZE_MAX / 4) {
-        if (void* reused = takeLarge<kInstrumented>(align_up(kLargeHeaderBytes + size + 1, kTagGranule)))
-          return reused;
-      }
+      const std::size_t granules = slot / kTagGranule;
+      if (slot - 1 < kMaxTaggedSlot && small_[granules] != nullptr) return takeExact<kInstrumented>(granules);
+      return reuseOrBump<kInstrumented>(size);
     }
     return Super::template malloc<kInstrumented>(size);
   }
@@ -70,6 +65,9 @@ class ClearOptimizedHeap : public Super {
     const std::size_t granules = tag_of<kInstrumented>(ptr);
     if (granules == 0) [[unlikely]]
       return freeLarge<kInstrumented>(ptr);
+    // The stream's last object is simply un-bumped, as an obstack frees its
+    // top: nothing waits, and the inline window stays open.
+    if (Super::unbumpLast(ptr, granules * kTagGranule)) return;
     push<kInstrumented>(small_[granules], static_cast<FreeObject*>(ptr));
     small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
     freed_bytes_ += granules * kTagGranule - 1;
@@ -77,6 +75,9 @@ class ClearOptimizedHeap : public Super {
   }
 
   void clear() noexcept {
+    // A heap nothing was allocated from since the last clear has nothing to
+    // forget (a clear reaches a whole tree of reaps, mostly empty ones).
+    if (waiting_ == 0 && Super::untouched()) return;
     // Only the lists the masks name hold anything: a round without frees
     // clears nothing here.
     for (std::size_t word = 0; word < kSmallLists / 64; ++word) {
@@ -123,6 +124,20 @@ class ClearOptimizedHeap : public Super {
     list = object->next;
     if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
     return object;
+  }
+
+  // Freed objects wait but none of exactly this size: a bigger one split, or
+  // the stream. Out of line, so that the exact fit above needs no stack frame.
+  template <bool kInstrumented>
+  [[gnu::noinline]] void* reuseOrBump(std::size_t size) noexcept {
+    const std::size_t slot = tagged_slot_of(size);
+    if (slot - 1 < kMaxTaggedSlot) {
+      if (void* reused = takeSmall<kInstrumented>(slot / kTagGranule)) return reused;
+    } else if (size <= SIZE_MAX / 4) {
+      if (void* reused = takeLarge<kInstrumented>(align_up(kLargeHeaderBytes + size + 1, kTagGranule)))
+        return reused;
+    }
+    return Super::template malloc<kInstrumented>(size);
   }
 
   // Out of line, so that the small-object free above needs no stack frame.

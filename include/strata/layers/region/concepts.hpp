@@ -55,6 +55,8 @@ concept TaggedStream = ClearableHeap<S> && requires(S stream, const S& view, std
   stream.closeInline(reason);
   stream.openInline(reason);
   view.catchUp();
+  { view.untouched() } -> std::same_as<bool>;
+  { stream.unbumpLast(static_cast<void*>(nullptr), size) } -> std::same_as<bool>;
   stream.noteSplit();
   { view.streamObjects() } -> std::convertible_to<std::size_t>;
   { view.streamBytes() } -> std::convertible_to<std::size_t>;

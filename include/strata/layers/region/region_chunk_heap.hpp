@@ -17,11 +17,13 @@
 // tag of a run's first object there).
 //
 // clear() keeps the chunks the last round used (and the home chunk, inside its
-// owner's own mapping) and hands them out again in the same order; chunks a
-// round did not need are returned at the next clear(). A region filled and
-// cleared over and over thus touches the same memory every round — no system
-// call, no page fault, warm caches, like a hand-written bump region — and one
-// whose rounds shrink gives the difference back one round later.
+// owner's own mapping) and hands them out again in the same order, followed by
+// the chunks rounds have not needed for fewer than kIdleRoundsKept clears;
+// older idle chunks are returned. A region filled and cleared over and over
+// thus touches the same memory every round — no system call, no page fault,
+// warm caches, like a hand-written bump region — and one whose rounds shrink
+// for good gives the difference back kIdleRoundsKept rounds later. After a
+// chunk is returned, growth doubles again from the largest chunk kept.
 // Limits: a run is one chunk, so the tail a run could not use is lost until
 // clear(); not thread safe.
 #pragma once
@@ -44,6 +46,12 @@ struct ChunkRun {
   char* begin = nullptr;
   char* end = nullptr;
 };
+
+// Chunks no round has used for this many clears go back to the system. Rounds
+// of a program vary (a big function now and then among small ones): chunks
+// dropped at the next clear came back mapped afresh, every page faulted again
+// (the compiler workload paid 3x a hand-written region's page faults so).
+inline constexpr std::uint32_t kIdleRoundsKept = 64;
 
 template <ChunkMapper Super, std::size_t FirstChunkBytes = 8 * 1024, std::size_t MaxChunkBytes = std::size_t{64} << 20>
 class RegionChunkHeap : public Super {
@@ -90,21 +98,39 @@ class RegionChunkHeap : public Super {
   }
 
   // Forget every run. The chunks the last round used are kept, to be handed
-  // out again in the same order; those it never needed go back.
+  // out again in the same order; after them come the chunks no round has
+  // needed for fewer than kIdleRoundsKept clears, and the older ones go back.
   void clear() noexcept {
     Chunk* keep = nullptr;  // oldest first
-    bool home_kept = false;
+    bool home_kept = false, dropped = false;
     for (Chunk* c = used_; c != nullptr;) {  // newest first
       Chunk* next = c->next;
       hidePayload(c);
+      c->idle_rounds = 0;
       push(keep, c);
       home_kept |= c == home_;
       c = next;
     }
-    for (Chunk* c = spare_; c != nullptr;) {
+    reverse(keep);  // oldest first, so that pushing more keeps the order
+    for (Chunk* c = spare_; c != nullptr;) {  // in the order they were kept
       Chunk* next = c->next;
-      if (c != home_) Super::unmap(c, c->bytes);
+      if (c == home_ || ++c->idle_rounds < kIdleRoundsKept) {
+        home_kept |= c == home_;
+        push(keep, c);
+      } else {
+        Super::unmap(c, c->bytes);
+        dropped = true;
+      }
       c = next;
+    }
+    reverse(keep);
+    // Chunks keep doubling from what the region still holds, not from what it
+    // once held: a region whose rounds vary does not climb to the largest
+    // chunks by dropping and remapping ever bigger ones.
+    if (dropped) {
+      std::size_t largest = FirstChunkBytes;
+      for (const Chunk* c = keep; c != nullptr; c = c->next) largest = std::max(largest, c->bytes);
+      next_bytes_ = std::min(2 * largest, MaxChunkBytes);
     }
     if (home_ != nullptr && !home_kept) {
       hidePayload(home_);
@@ -137,6 +163,7 @@ class RegionChunkHeap : public Super {
   struct Chunk {
     Chunk* next;
     std::size_t bytes;
+    std::uint32_t idle_rounds;  // clears since a round last used it
   };
   static_assert(sizeof(Chunk) < kChunkHeaderBytes);
 
@@ -150,11 +177,21 @@ class RegionChunkHeap : public Super {
     instrument::expose(c, sizeof(Chunk));  // chunk links stay readable for good
     c->bytes = bytes;
     c->next = nullptr;
+    c->idle_rounds = 0;
     return c;
   }
   static void push(Chunk*& list, Chunk* c) noexcept {
     c->next = list;
     list = c;
+  }
+  static void reverse(Chunk*& list) noexcept {
+    Chunk* reversed = nullptr;
+    while (list != nullptr) {
+      Chunk* next = list->next;
+      push(reversed, list);
+      list = next;
+    }
+    list = reversed;
   }
   static void hidePayload(Chunk* c) noexcept {
     instrument::hide(reinterpret_cast<char*>(c) + sizeof(Chunk), c->bytes - sizeof(Chunk));
