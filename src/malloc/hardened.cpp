@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 #include "allocator.hpp"
 #include "fast_paths.hpp"
@@ -18,25 +19,55 @@ namespace {
 // drops every use of a policy's helper (clang warns of unneeded functions).
 std::uintptr_t* slot_words(void* object) noexcept { return static_cast<std::uintptr_t*>(object); }
 
-// The canary of the slot at `object`: the secret keyed with its own address.
-[[maybe_unused]] std::uintptr_t canary_for(const std::uintptr_t* at) noexcept {
-  return g_heap_secret ^ reinterpret_cast<std::uintptr_t>(at);
-}
-[[maybe_unused]] std::uintptr_t* canary_of(void* object, const Page* page) noexcept {
+// The tail word of the slot at `object` (cfg::kCanaryBytes): the request's
+// size, keyed with the secret and the word's own address. Every byte between
+// the request's end and the tail is slack that stays zero while the object
+// lives, so an overflow of even one byte changes the slack or the tail.
+[[maybe_unused]] std::uintptr_t* tail_of(void* object, const Page* page) noexcept {
   return slot_words(object) + page->block_size / sizeof(std::uintptr_t) - 1;
 }
+[[maybe_unused]] std::uintptr_t tail_key(const std::uintptr_t* tail) noexcept {
+  return g_heap_secret ^ reinterpret_cast<std::uintptr_t>(tail);
+}
+[[maybe_unused]] void record_size(void* object, const Page* page, std::size_t size) noexcept {
+  std::uintptr_t* tail = tail_of(object, page);
+  *tail = tail_key(tail) ^ size;
+}
+// The recorded size, once the tail is seen intact (else `p` overflowed).
+[[maybe_unused]] std::size_t recorded_size(void* object, const Page* page, const void* p) noexcept {
+  std::uintptr_t* tail = tail_of(object, page);
+  std::size_t size = *tail ^ tail_key(tail);
+  if (size > page->block_size - cfg::kCanaryBytes) report_misuse("heap overflow past", p);
+  return size;
+}
 
-// A freed slot is zero but for its link and tag (words 0 and 1): 16-byte
-// SSE2 stores and loads from word 2 on (slots are multiples of 16 bytes), in
+// The first cfg::kSlackChecked bytes after the request (overflows start
+// there), whole words from the one the request ends in, that word's bytes
+// below the request masked off.
+[[maybe_unused]] bool slack_is_zero(void* object, const Page* page, std::size_t size) noexcept {
+  const std::uintptr_t* words = slot_words(object);
+  std::size_t first = size / sizeof(std::uintptr_t);
+  std::size_t tail = page->block_size / sizeof(std::uintptr_t) - 1;
+  std::size_t end = first + cfg::kSlackChecked / sizeof(std::uintptr_t);
+  if (end > tail) end = tail;
+  if (first >= end) return true;
+  std::uintptr_t any = words[first] & (~std::uintptr_t{0} << (8 * (size % sizeof(std::uintptr_t))));
+  for (std::size_t i = first + 1; i < end; ++i) any |= words[i];
+  return any == 0;
+}
+
+// A freed slot is zero but for its freed tag (word 1) and, once it left the
+// quarantine, its free-list link (word 0): 16-byte SSE2 stores and loads, in
 // loops the compiler may not turn into memset calls
 // (-fno-tree-loop-distribute-patterns).
 using Chunk16 = long long __attribute__((vector_size(16)));
 
-[[maybe_unused]] void zero_body(void* object, const Page* page) noexcept {
+[[maybe_unused]] void zero_slot(void* object, const Page* page) noexcept {
   auto* v = static_cast<Chunk16*>(object);
-  for (std::size_t i = 1, n = page->block_size / sizeof(Chunk16); i < n; ++i) v[i] = Chunk16{0, 0};
+  for (std::size_t i = 0, n = page->block_size / sizeof(Chunk16); i < n; ++i) v[i] = Chunk16{0, 0};
 }
 
+// From byte 16 on (past the link and the tag).
 [[maybe_unused]] bool body_is_zero(void* object, const Page* page) noexcept {
   const auto* v = static_cast<const Chunk16*>(object);
   Chunk16 any{0, 0};
@@ -44,16 +75,20 @@ using Chunk16 = long long __attribute__((vector_size(16)));
   return (any[0] | any[1]) == 0;
 }
 
-void* hand_out(void* object) noexcept {
+// A quarantined slot as free left it: zero, its tag in word 1.
+[[maybe_unused]] bool quarantined_slot_is_intact(void* object) noexcept {
+  const Page* page = reinterpret_cast<SmallSegment*>(segment_of(object))->page_of(object);
+  const auto* b = static_cast<const FreeBlock*>(object);
+  return slot_words(object)[0] == 0 && b->tag == freed_tag(page) && body_is_zero(object, page);
+}
+
+void* hand_out(void* object, std::size_t size) noexcept {
   Page* page = reinterpret_cast<SmallSegment*>(segment_of(object))->page_of(object);
   if constexpr (cfg::kZeroOnFree) {
     if (!body_is_zero(object, page)) report_misuse("write after free of", object);
   }
   slot_words(object)[0] = 0;
-  if constexpr (cfg::kCanaryBytes > 0) {
-    std::uintptr_t* canary = canary_of(object, page);
-    *canary = canary_for(canary);
-  }
+  if constexpr (cfg::kCanaryBytes > 0) record_size(object, page, size);
   return object;
 }
 
@@ -79,15 +114,21 @@ void release_small(PerThreadHeap* heap, void* object) noexcept {
   if (oldest) release_small(heap, oldest);
 }
 
+// Objects still quarantined when their thread or the process ends were never
+// reused, so nothing else looks at them: a write after free there is seen here.
+[[maybe_unused]] void verify_quarantine(PerThreadHeap* heap) noexcept {
+  for (void* slot : heap->quarantine)
+    if (slot && !quarantined_slot_is_intact(slot)) report_misuse("write after free of", slot);
+}
+
 void free_small(SmallSegment* seg, void* p) noexcept {
   PerThreadHeap* heap = tl_heap;
   Page* page = seg->page_of(p);
   void* object = small_live_object(page, p, seg->header.owner == heap, Use::kFree);
   if constexpr (cfg::kCanaryBytes > 0) {
-    std::uintptr_t* canary = canary_of(object, page);
-    if (*canary != canary_for(canary)) report_misuse("heap overflow past", p);
+    if (!slack_is_zero(object, page, recorded_size(object, page, p))) report_misuse("heap overflow past", p);
   }
-  if constexpr (cfg::kZeroOnFree) zero_body(object, page);
+  if constexpr (cfg::kZeroOnFree) zero_slot(object, page);
   static_cast<FreeBlock*>(object)->tag = freed_tag(page);
   if constexpr (cfg::kQuarantineSlots > 0) {
     quarantine(heap, object);
@@ -129,7 +170,7 @@ void* hardened_allocate(std::size_t size) noexcept {
       errno = ENOMEM;
       return nullptr;
     }
-    return hand_out(p);
+    return hand_out(p, size);
   }
   bool zeroed;
   return allocate_big(size, cfg::kMinAlign, &zeroed);
@@ -163,10 +204,34 @@ void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept 
   if (!fits) report_misuse("wrong size in sized free of", p);
 }
 
+std::size_t hardened_usable_size(void* object, const Page* page, const void* p) noexcept {
+  return static_cast<std::size_t>(static_cast<char*>(object) + recorded_size(object, page, p) -
+                                  static_cast<const char*>(p));
+}
+
+bool hardened_resize(void* p, std::size_t have, std::size_t size) noexcept {
+  Page* page = reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p);
+  std::size_t room = page->block_size - cfg::kCanaryBytes;
+  if ((page->flags & kPageInterior) || size > room || size < room / 2) return false;
+  // The bytes given up become slack, which must be zero.
+  if (size < have) std::memset(static_cast<char*>(p) + size, 0, have - size);
+  record_size(p, page, size);
+  return true;
+}
+
 void quarantine_flush(PerThreadHeap* heap) noexcept {
+  verify_quarantine(heap);
   for (void*& slot : heap->quarantine) {
     if (slot) release_small(heap, slot);
     slot = nullptr;
+  }
+}
+
+// The process's end: the exiting thread's quarantine (other threads may still
+// run, and own theirs).
+__attribute__((destructor)) static void verify_quarantine_at_exit() noexcept {
+  if constexpr (cfg::kQuarantineSlots > 0) {
+    if (tl_heap != &g_no_heap) verify_quarantine(tl_heap);
   }
 }
 
