@@ -57,22 +57,33 @@ std::uintptr_t* slot_words(void* object) noexcept { return static_cast<std::uint
 }
 
 // A freed slot is zero but for its freed tag (word 1) and, once it left the
-// quarantine, its free-list link (word 0): 16-byte SSE2 stores and loads, in
-// loops the compiler may not turn into memset calls
-// (-fno-tree-loop-distribute-patterns).
+// quarantine, its free-list link (word 0). Zeroing all but the smallest slots
+// is libc's memset (wide stores); checking uses 16-byte SSE2 loads, in loops the compiler may not
+// turn into library calls (-fno-tree-loop-distribute-patterns).
 using Chunk16 = long long __attribute__((vector_size(16)));
+constexpr std::size_t kInlineZeroing = 64;
 
 [[maybe_unused]] void zero_slot(void* object, const Page* page) noexcept {
-  auto* v = static_cast<Chunk16*>(object);
+  if (page->block_size > kInlineZeroing) return (void)std::memset(object, 0, page->block_size);
+  auto* v = static_cast<Chunk16*>(object);  // small slots: cheaper than the call
   for (std::size_t i = 0, n = page->block_size / sizeof(Chunk16); i < n; ++i) v[i] = Chunk16{0, 0};
 }
 
-// From byte 16 on (past the link and the tag).
-[[maybe_unused]] bool body_is_zero(void* object, const Page* page) noexcept {
+// Bytes [16, limit) of the slot (past the link and the tag) are zero.
+[[maybe_unused]] bool zero_from_16(const void* object, std::size_t limit) noexcept {
   const auto* v = static_cast<const Chunk16*>(object);
   Chunk16 any{0, 0};
-  for (std::size_t i = 1, n = page->block_size / sizeof(Chunk16); i < n; ++i) any |= v[i];
+  for (std::size_t i = 1, n = limit / sizeof(Chunk16); i < n; ++i) any |= v[i];
   return (any[0] | any[1]) == 0;
+}
+[[maybe_unused]] bool body_is_zero(const void* object, const Page* page) noexcept {
+  return zero_from_16(object, page->block_size);
+}
+// malloc checks the first cfg::kVerifiedOnReuse bytes only: writes after
+// free mostly hit an object's first fields, and a full check doubled the
+// cost of zeroing on free. (The exits check quarantined slots in full.)
+[[maybe_unused]] bool reused_slot_is_zero(const void* object, const Page* page) noexcept {
+  return zero_from_16(object, page->block_size < cfg::kVerifiedOnReuse ? page->block_size : cfg::kVerifiedOnReuse);
 }
 
 // A quarantined slot as free left it: zero, its tag in word 1.
@@ -82,10 +93,9 @@ using Chunk16 = long long __attribute__((vector_size(16)));
   return slot_words(object)[0] == 0 && b->tag == freed_tag(page) && body_is_zero(object, page);
 }
 
-void* hand_out(void* object, std::size_t size) noexcept {
-  Page* page = reinterpret_cast<SmallSegment*>(segment_of(object))->page_of(object);
+void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
   if constexpr (cfg::kZeroOnFree) {
-    if (!body_is_zero(object, page)) report_misuse("write after free of", object);
+    if (!reused_slot_is_zero(object, page)) report_misuse("write after free of", object);
   }
   slot_words(object)[0] = 0;
   if constexpr (cfg::kCanaryBytes > 0) record_size(object, page, size);
@@ -121,10 +131,20 @@ void release_small(PerThreadHeap* heap, void* object) noexcept {
     if (slot && !quarantined_slot_is_intact(slot)) report_misuse("write after free of", slot);
 }
 
+// small_live_object's verdict, for the owner's common case in the checks its
+// fast free makes in every build (a slot start, below the bump pointer, not
+// tagged freed); everything else gets the full checks.
+void* live_object_to_free(Page* page, void* p, bool owner) noexcept {
+  if (STRATA_LIKELY(owner && page->is_slot_start(p) && static_cast<char*>(p) < page->bump &&
+                    static_cast<FreeBlock*>(p)->tag != freed_tag(page)))
+    return p;
+  return small_live_object(page, p, owner, Use::kFree);
+}
+
 void free_small(SmallSegment* seg, void* p) noexcept {
   PerThreadHeap* heap = tl_heap;
   Page* page = seg->page_of(p);
-  void* object = small_live_object(page, p, seg->header.owner == heap, Use::kFree);
+  void* object = live_object_to_free(page, p, seg->header.owner == heap);
   if constexpr (cfg::kCanaryBytes > 0) {
     if (!slack_is_zero(object, page, recorded_size(object, page, p))) report_misuse("heap overflow past", p);
   }
@@ -139,8 +159,7 @@ void free_small(SmallSegment* seg, void* p) noexcept {
 
 // The class's front block, as allocate_inline takes from it (fresh memory,
 // then the free list, whose links next_block checks), else nullptr.
-void* take_from_front(std::size_t cls) noexcept {
-  Page* page = tl_heap->current[cls];
+void* take_from_front(Page* page) noexcept {
   void* p;
   if (char* fresh = page->bump; fresh != page->bump_end) {
     page->bump = fresh + page->block_size;
@@ -161,16 +180,18 @@ void* take_from_front(std::size_t cls) noexcept {
 void* hardened_allocate(std::size_t size) noexcept {
   if (size <= cfg::kSmallMax - cfg::kCanaryBytes) {
     std::size_t cls = class_of(size + cfg::kCanaryBytes);
-    void* p = take_from_front(cls);
-    if (!p) {
+    Page* page = tl_heap->current[cls];
+    void* p = take_from_front(page);
+    if (STRATA_UNLIKELY(!p)) {
       PerThreadHeap* heap = thread_heap();
       p = heap ? heap->malloc_small(cls) : nullptr;
+      if (!p) {
+        errno = ENOMEM;
+        return nullptr;
+      }
+      page = reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p);
     }
-    if (!p) {
-      errno = ENOMEM;
-      return nullptr;
-    }
-    return hand_out(p, size);
+    return hand_out(p, page, size);
   }
   bool zeroed;
   return allocate_big(size, cfg::kMinAlign, &zeroed);
