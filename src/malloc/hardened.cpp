@@ -20,9 +20,14 @@ namespace {
 std::uintptr_t* slot_words(void* object) noexcept { return static_cast<std::uintptr_t*>(object); }
 
 // The tail word of the slot at `object` (cfg::kCanaryBytes): the request's
-// size, keyed with the secret and the word's own address. Every byte between
-// the request's end and the tail is slack that stays zero while the object
-// lives, so an overflow of even one byte changes the slack or the tail.
+// size in its top 16 bits, keyed with the secret and the word's own address;
+// its low 48 bits decode to zero. Every byte between the request's end and
+// the tail is slack that stays zero while the object lives, so an overflow of
+// even one byte changes the slack or the tail's low bytes (which it reaches
+// first), and any change there is seen.
+constexpr unsigned kSizeShift = 48;
+static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
+
 [[maybe_unused]] std::uintptr_t* tail_of(void* object, const Page* page) noexcept {
   return slot_words(object) + page->block_size / sizeof(std::uintptr_t) - 1;
 }
@@ -31,13 +36,15 @@ std::uintptr_t* slot_words(void* object) noexcept { return static_cast<std::uint
 }
 [[maybe_unused]] void record_size(void* object, const Page* page, std::size_t size) noexcept {
   std::uintptr_t* tail = tail_of(object, page);
-  *tail = tail_key(tail) ^ size;
+  *tail = tail_key(tail) ^ (std::uintptr_t{size} << kSizeShift);
 }
 // The recorded size, once the tail is seen intact (else `p` overflowed).
 [[maybe_unused]] std::size_t recorded_size(void* object, const Page* page, const void* p) noexcept {
   std::uintptr_t* tail = tail_of(object, page);
-  std::size_t size = *tail ^ tail_key(tail);
-  if (size > page->block_size - cfg::kCanaryBytes) report_misuse("heap overflow past", p);
+  std::uintptr_t decoded = *tail ^ tail_key(tail);
+  std::size_t size = decoded >> kSizeShift;
+  if ((decoded << (64 - kSizeShift)) != 0 || size > page->block_size - cfg::kCanaryBytes)
+    report_misuse("heap overflow past", p);
   return size;
 }
 

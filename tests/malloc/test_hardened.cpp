@@ -40,10 +40,19 @@ void push_through_quarantine(std::size_t size) {
 using StrataHardenedDeathTest = testing::Test;
 
 TEST_F(StrataHardenedDeathTest, CanaryAfterASmallObject) {
-  auto* p = static_cast<char*>(strata_malloc(24));
-  ASSERT_EQ(strata_usable_size(p), 24u) << "the slot's last word is the canary";
-  p[24] = 'x';  // one byte past the object
-  EXPECT_DEATH(strata_free(p), line("heap overflow past", p));
+  // Requests that end where their slot's tail word starts: a 1-byte overflow
+  // lands in the tail's low byte, which must decode to zero whatever the key.
+  for (std::size_t size : {8, 24, 40, 120}) {
+    for (char byte : {'x', '\0', '\x01'}) {
+      auto* p = static_cast<char*>(strata_malloc(size));
+      ASSERT_EQ(strata_usable_size(p), size) << "the slot's last word is the canary";
+      char kept = p[size];
+      p[size] = static_cast<char>(kept ^ byte ^ 0x5a);  // one byte past the object, changed
+      EXPECT_DEATH(strata_free(p), line("heap overflow past", p));
+      p[size] = kept;
+      strata_free(p);
+    }
+  }
 }
 
 TEST_F(StrataHardenedDeathTest, OneByteOverflowIntoTheSlack) {
