@@ -48,19 +48,34 @@ static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
   return size;
 }
 
-// The first cfg::kSlackChecked bytes after the request (overflows start
-// there), whole words from the one the request ends in, that word's bytes
-// below the request masked off.
-[[maybe_unused]] bool slack_is_zero(void* object, const Page* page, std::size_t size) noexcept {
-  const std::uintptr_t* words = slot_words(object);
+// The slack free checks: the first cfg::kSlackChecked bytes after the
+// request (overflows start there), as whole words [first, end) from the one
+// the request ends in, whose bytes below the request `mask` leaves out.
+struct CheckedSlack {
+  std::size_t first, end;
+  std::uintptr_t mask;
+};
+[[maybe_unused]] CheckedSlack checked_slack(const Page* page, std::size_t size) noexcept {
   std::size_t first = size / sizeof(std::uintptr_t);
   std::size_t tail = page->block_size / sizeof(std::uintptr_t) - 1;
   std::size_t end = first + cfg::kSlackChecked / sizeof(std::uintptr_t);
-  if (end > tail) end = tail;
-  if (first >= end) return true;
-  std::uintptr_t any = words[first] & (~std::uintptr_t{0} << (8 * (size % sizeof(std::uintptr_t))));
-  for (std::size_t i = first + 1; i < end; ++i) any |= words[i];
+  return {first, end < tail ? end : tail, ~std::uintptr_t{0} << (8 * (size % sizeof(std::uintptr_t)))};
+}
+[[maybe_unused]] bool slack_is_zero(void* object, const Page* page, std::size_t size) noexcept {
+  const std::uintptr_t* words = slot_words(object);
+  CheckedSlack slack = checked_slack(page, size);
+  if (slack.first >= slack.end) return true;
+  std::uintptr_t any = words[slack.first] & slack.mask;
+  for (std::size_t i = slack.first + 1; i < slack.end; ++i) any |= words[i];
   return any == 0;
+}
+// Without zero on free (cfg::kZeroOnFree off), malloc clears what free checks.
+[[maybe_unused]] void clear_slack(void* object, const Page* page, std::size_t size) noexcept {
+  std::uintptr_t* words = slot_words(object);
+  CheckedSlack slack = checked_slack(page, size);
+  if (slack.first >= slack.end) return;
+  words[slack.first] &= ~slack.mask;
+  for (std::size_t i = slack.first + 1; i < slack.end; ++i) words[i] = 0;
 }
 
 // A freed slot is zero but for its freed tag (word 1) and, once it left the
@@ -105,7 +120,10 @@ void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
     if (!reused_slot_is_zero(object, page)) report_misuse("write after free of", object);
   }
   slot_words(object)[0] = 0;
-  if constexpr (cfg::kCanaryBytes > 0) record_size(object, page, size);
+  if constexpr (cfg::kCanaryBytes > 0) {
+    if constexpr (!cfg::kZeroOnFree) clear_slack(object, page, size);
+    record_size(object, page, size);
+  }
   return object;
 }
 
@@ -134,6 +152,7 @@ void release_small(PerThreadHeap* heap, void* object) noexcept {
 // Objects still quarantined when their thread or the process ends were never
 // reused, so nothing else looks at them: a write after free there is seen here.
 [[maybe_unused]] void verify_quarantine(PerThreadHeap* heap) noexcept {
+  if constexpr (!cfg::kZeroOnFree) return;
   for (void* slot : heap->quarantine)
     if (slot && !quarantined_slot_is_intact(slot)) report_misuse("write after free of", slot);
 }
