@@ -140,12 +140,10 @@ inline constexpr bool kEncodeFreeLists = kHardened;
 // A tail word ends every small slot: the request's size, keyed with the
 // secret and the word's address. The bytes between the request and the tail
 // (the slack; malloc(0)'s whole object) stay zero while the object lives:
-// free checks the tail and the slack's first kSlackChecked bytes (whole
-// words from the one the request ends in; overflows start there), so even a
-// 1-byte overflow is seen. Small requests take a class this much bigger, and
-// malloc_usable_size is the request itself.
+// free checks the tail and the slack's first 8 bytes (overflows start
+// there), so even a 1-byte overflow is seen. Small requests take a class
+// this much bigger, and malloc_usable_size is the request itself.
 inline constexpr std::size_t kCanaryBytes = kHardened ? 8 : 0;
-inline constexpr std::size_t kSlackChecked = 16;
 // free zeroes a small object (all but the freed tag); malloc checks that its
 // first kVerifiedOnReuse bytes are still zero (a write after free) before
 // handing it out, and a thread's end and the process's end check all of

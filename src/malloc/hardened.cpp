@@ -48,34 +48,25 @@ static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
   return size;
 }
 
-// The slack free checks: the first cfg::kSlackChecked bytes after the
-// request (overflows start there), as whole words [first, end) from the one
-// the request ends in, whose bytes below the request `mask` leaves out.
-struct CheckedSlack {
-  std::size_t first, end;
-  std::uintptr_t mask;
-};
-[[maybe_unused]] CheckedSlack checked_slack(const Page* page, std::size_t size) noexcept {
-  std::size_t first = size / sizeof(std::uintptr_t);
-  std::size_t tail = page->block_size / sizeof(std::uintptr_t) - 1;
-  std::size_t end = first + cfg::kSlackChecked / sizeof(std::uintptr_t);
-  return {first, end < tail ? end : tail, ~std::uintptr_t{0} << (8 * (size % sizeof(std::uintptr_t)))};
+// The slack free checks: its first word, read unaligned right after the
+// request (overflows start there), masked to the slack's length when the
+// tail follows closer than a word.
+[[maybe_unused]] std::uintptr_t checked_slack_mask(const Page* page, std::size_t size) noexcept {
+  std::size_t slack = page->block_size - cfg::kCanaryBytes - size;
+  return slack >= sizeof(std::uintptr_t) ? ~std::uintptr_t{0} : (std::uintptr_t{1} << (8 * slack)) - 1;
 }
 [[maybe_unused]] bool slack_is_zero(void* object, const Page* page, std::size_t size) noexcept {
-  const std::uintptr_t* words = slot_words(object);
-  CheckedSlack slack = checked_slack(page, size);
-  if (slack.first >= slack.end) return true;
-  std::uintptr_t any = words[slack.first] & slack.mask;
-  for (std::size_t i = slack.first + 1; i < slack.end; ++i) any |= words[i];
-  return any == 0;
+  std::uintptr_t word;
+  std::memcpy(&word, static_cast<char*>(object) + size, sizeof word);  // may reach into the tail: masked
+  return (word & checked_slack_mask(page, size)) == 0;
 }
 // Without zero on free (cfg::kZeroOnFree off), malloc clears what free checks.
 [[maybe_unused]] void clear_slack(void* object, const Page* page, std::size_t size) noexcept {
-  std::uintptr_t* words = slot_words(object);
-  CheckedSlack slack = checked_slack(page, size);
-  if (slack.first >= slack.end) return;
-  words[slack.first] &= ~slack.mask;
-  for (std::size_t i = slack.first + 1; i < slack.end; ++i) words[i] = 0;
+  std::uintptr_t word;
+  char* at = static_cast<char*>(object) + size;
+  std::memcpy(&word, at, sizeof word);
+  word &= ~checked_slack_mask(page, size);
+  std::memcpy(at, &word, sizeof word);
 }
 
 // A freed slot is zero but for its freed tag (word 1) and, once it left the
