@@ -71,8 +71,9 @@ static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
 
 // A freed slot is zero but for its freed tag (word 1) and, once it left the
 // quarantine, its free-list link (word 0). Zeroing all but the smallest slots
-// is libc's memset (wide stores); checking uses 16-byte SSE2 loads, in loops the compiler may not
-// turn into library calls (-fno-tree-loop-distribute-patterns).
+// is libc's memset (wide stores); checking uses 16-byte SSE2 loads, in loops
+// the compiler may not turn into library calls
+// (-fno-tree-loop-distribute-patterns).
 using Chunk16 = long long __attribute__((vector_size(16)));
 constexpr std::size_t kInlineZeroing = 64;
 
@@ -253,6 +254,7 @@ bool hardened_resize(void* p, std::size_t have, std::size_t size) noexcept {
   if ((page->flags & kPageInterior) || size > room || size < room / 2) return false;
   // The bytes given up become slack, which must be zero.
   if (size < have) std::memset(static_cast<char*>(p) + size, 0, have - size);
+  if constexpr (!cfg::kZeroOnFree) clear_slack(p, page, size);
   record_size(p, page, size);
   return true;
 }
