@@ -195,24 +195,30 @@ void* take_from_front(Page* page) noexcept {
 
 }  // namespace
 
-void* hardened_allocate(std::size_t size) noexcept {
-  if (size <= cfg::kSmallMax - cfg::kCanaryBytes) {
-    std::size_t cls = class_of(size + cfg::kCanaryBytes);
-    Page* page = tl_heap->current[cls];
-    void* p = take_from_front(page);
-    if (STRATA_UNLIKELY(!p)) {
-      PerThreadHeap* heap = thread_heap();
-      p = heap ? heap->malloc_small(cls) : nullptr;
-      if (!p) {
-        errno = ENOMEM;
-        return nullptr;
-      }
-      page = reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p);
-    }
-    return hand_out(p, page, size);
+namespace {
+// Out of line, so that the common path saves no registers for calls.
+__attribute__((noinline)) void* allocate_small_slow(std::size_t cls, std::size_t size) noexcept {
+  PerThreadHeap* heap = thread_heap();
+  void* p = heap ? heap->malloc_small(cls) : nullptr;
+  if (!p) {
+    errno = ENOMEM;
+    return nullptr;
   }
+  return hand_out(p, reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p), size);
+}
+__attribute__((noinline)) void* allocate_not_small(std::size_t size) noexcept {
   bool zeroed;
   return allocate_big(size, cfg::kMinAlign, &zeroed);
+}
+}  // namespace
+
+void* hardened_allocate(std::size_t size) noexcept {
+  if (STRATA_UNLIKELY(size > cfg::kSmallMax - cfg::kCanaryBytes)) return allocate_not_small(size);
+  std::size_t cls = class_of(size + cfg::kCanaryBytes);
+  Page* page = tl_heap->current[cls];
+  void* p = take_from_front(page);
+  if (STRATA_UNLIKELY(!p)) return allocate_small_slow(cls, size);
+  return hand_out(p, page, size);
 }
 
 void hardened_free(void* p) noexcept {
