@@ -26,6 +26,7 @@ std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcep
   if (cfg::kHardened || STRATA_UNLIKELY(!Page::is_slot_start(p, magic) ||
                                         static_cast<const FreeBlock*>(p)->tag == freed_tag(page)))
     object = static_cast<char*>(small_live_object(page, object, seg->header.owner == tl_heap, use));
+  if constexpr (cfg::kHardened) return hardened_usable_size(object, page, p);
   return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));
 }
 
@@ -91,7 +92,11 @@ void* reallocate(void* p, std::size_t size) noexcept {
   switch (seg->kind) {
     case SegmentKind::kSmall:
       have = small_usable_size(reinterpret_cast<SmallSegment*>(seg), p, Use::kRealloc);
-      if (size <= have && size >= have / 2) return p;  // same class or close enough
+      if constexpr (cfg::kHardened) {
+        if (hardened_resize(p, have, size)) return p;
+      } else if (size <= have && size >= have / 2) {
+        return p;  // same class or close enough
+      }
       break;
     case SegmentKind::kLarge:
       have = large_checked_usable_size(p, Use::kRealloc);

@@ -137,12 +137,19 @@ inline constexpr bool kHardened = false;
 // secret (safe-linking): a heap overflow cannot forge them, and a decoded link
 // that leaves its block is reported.
 inline constexpr bool kEncodeFreeLists = kHardened;
-// A canary word (secret ^ its own address) ends every small slot: written by
-// malloc, checked by free. Small requests take a class this much bigger.
+// A tail word ends every small slot: the request's size, keyed with the
+// secret and the word's address. The bytes between the request and the tail
+// (the slack; malloc(0)'s whole object) stay zero while the object lives:
+// free checks the tail and the slack's first 8 bytes (overflows start
+// there), so even a 1-byte overflow is seen. Small requests take a class
+// this much bigger, and malloc_usable_size is the request itself.
 inline constexpr std::size_t kCanaryBytes = kHardened ? 8 : 0;
-// free zeroes a small object (all but the free-list link and the freed tag);
-// malloc checks that it is still zero (a write after free) before handing it out.
+// free zeroes a small object (all but the freed tag); malloc checks that its
+// first kVerifiedOnReuse bytes are still zero (a write after free) before
+// handing it out, and a thread's end and the process's end check all of
+// every object still quarantined.
 inline constexpr bool kZeroOnFree = kHardened;
+inline constexpr std::size_t kVerifiedOnReuse = 64;
 // Small objects freed by a thread wait in its quarantine, oldest first, this
 // many of them, before their slots can be reused.
 inline constexpr std::size_t kQuarantineSlots = kHardened ? 256 : 0;

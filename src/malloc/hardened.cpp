@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 #include "allocator.hpp"
 #include "fast_paths.hpp"
@@ -18,41 +19,102 @@ namespace {
 // drops every use of a policy's helper (clang warns of unneeded functions).
 std::uintptr_t* slot_words(void* object) noexcept { return static_cast<std::uintptr_t*>(object); }
 
-// The canary of the slot at `object`: the secret keyed with its own address.
-[[maybe_unused]] std::uintptr_t canary_for(const std::uintptr_t* at) noexcept {
-  return g_heap_secret ^ reinterpret_cast<std::uintptr_t>(at);
-}
-[[maybe_unused]] std::uintptr_t* canary_of(void* object, const Page* page) noexcept {
+// The tail word of the slot at `object` (cfg::kCanaryBytes): the request's
+// size in its top 16 bits, keyed with the secret and the word's own address;
+// its low 48 bits decode to zero. Every byte between the request's end and
+// the tail is slack that stays zero while the object lives, so an overflow of
+// even one byte changes the slack or the tail's low bytes (which it reaches
+// first), and any change there is seen.
+constexpr unsigned kSizeShift = 48;
+static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
+
+[[maybe_unused]] std::uintptr_t* tail_of(void* object, const Page* page) noexcept {
   return slot_words(object) + page->block_size / sizeof(std::uintptr_t) - 1;
 }
+[[maybe_unused]] std::uintptr_t tail_key(const std::uintptr_t* tail) noexcept {
+  return g_heap_secret ^ reinterpret_cast<std::uintptr_t>(tail);
+}
+[[maybe_unused]] void record_size(void* object, const Page* page, std::size_t size) noexcept {
+  std::uintptr_t* tail = tail_of(object, page);
+  *tail = tail_key(tail) ^ (std::uintptr_t{size} << kSizeShift);
+}
+// The recorded size, once the tail is seen intact (else `p` overflowed).
+[[maybe_unused]] std::size_t recorded_size(void* object, const Page* page, const void* p) noexcept {
+  std::uintptr_t* tail = tail_of(object, page);
+  std::uintptr_t decoded = *tail ^ tail_key(tail);
+  std::size_t size = decoded >> kSizeShift;
+  if ((decoded << (64 - kSizeShift)) != 0 || size > page->block_size - cfg::kCanaryBytes)
+    report_misuse("heap overflow past", p);
+  return size;
+}
 
-// A freed slot is zero but for its link and tag (words 0 and 1): 16-byte
-// SSE2 stores and loads from word 2 on (slots are multiples of 16 bytes), in
-// loops the compiler may not turn into memset calls
+// The slack free checks: its first word, read unaligned right after the
+// request (overflows start there), masked to the slack's length when the
+// tail follows closer than a word.
+[[maybe_unused]] std::uintptr_t checked_slack_mask(const Page* page, std::size_t size) noexcept {
+  std::size_t slack = page->block_size - cfg::kCanaryBytes - size;
+  return slack >= sizeof(std::uintptr_t) ? ~std::uintptr_t{0} : (std::uintptr_t{1} << (8 * slack)) - 1;
+}
+[[maybe_unused]] bool slack_is_zero(void* object, const Page* page, std::size_t size) noexcept {
+  std::uintptr_t word;
+  std::memcpy(&word, static_cast<char*>(object) + size, sizeof word);  // may reach into the tail: masked
+  return (word & checked_slack_mask(page, size)) == 0;
+}
+// Without zero on free (cfg::kZeroOnFree off), malloc clears what free checks.
+[[maybe_unused]] void clear_slack(void* object, const Page* page, std::size_t size) noexcept {
+  std::uintptr_t word;
+  char* at = static_cast<char*>(object) + size;
+  std::memcpy(&word, at, sizeof word);
+  word &= ~checked_slack_mask(page, size);
+  std::memcpy(at, &word, sizeof word);
+}
+
+// A freed slot is zero but for its freed tag (word 1) and, once it left the
+// quarantine, its free-list link (word 0). Zeroing all but the smallest slots
+// is libc's memset (wide stores); checking uses 16-byte SSE2 loads, in loops
+// the compiler may not turn into library calls
 // (-fno-tree-loop-distribute-patterns).
 using Chunk16 = long long __attribute__((vector_size(16)));
+constexpr std::size_t kInlineZeroing = 64;
 
-[[maybe_unused]] void zero_body(void* object, const Page* page) noexcept {
-  auto* v = static_cast<Chunk16*>(object);
-  for (std::size_t i = 1, n = page->block_size / sizeof(Chunk16); i < n; ++i) v[i] = Chunk16{0, 0};
+[[maybe_unused]] void zero_slot(void* object, const Page* page) noexcept {
+  if (page->block_size > kInlineZeroing) return (void)std::memset(object, 0, page->block_size);
+  auto* v = static_cast<Chunk16*>(object);  // small slots: cheaper than the call
+  for (std::size_t i = 0, n = page->block_size / sizeof(Chunk16); i < n; ++i) v[i] = Chunk16{0, 0};
 }
 
-[[maybe_unused]] bool body_is_zero(void* object, const Page* page) noexcept {
+// Bytes [16, limit) of the slot (past the link and the tag) are zero.
+[[maybe_unused]] bool zero_from_16(const void* object, std::size_t limit) noexcept {
   const auto* v = static_cast<const Chunk16*>(object);
   Chunk16 any{0, 0};
-  for (std::size_t i = 1, n = page->block_size / sizeof(Chunk16); i < n; ++i) any |= v[i];
+  for (std::size_t i = 1, n = limit / sizeof(Chunk16); i < n; ++i) any |= v[i];
   return (any[0] | any[1]) == 0;
 }
+[[maybe_unused]] bool body_is_zero(const void* object, const Page* page) noexcept {
+  return zero_from_16(object, page->block_size);
+}
+// malloc checks the first cfg::kVerifiedOnReuse bytes only: writes after
+// free mostly hit an object's first fields, and a full check doubled the
+// cost of zeroing on free. (The exits check quarantined slots in full.)
+[[maybe_unused]] bool reused_slot_is_zero(const void* object, const Page* page) noexcept {
+  return zero_from_16(object, page->block_size < cfg::kVerifiedOnReuse ? page->block_size : cfg::kVerifiedOnReuse);
+}
 
-void* hand_out(void* object) noexcept {
-  Page* page = reinterpret_cast<SmallSegment*>(segment_of(object))->page_of(object);
+// A quarantined slot as free left it: zero, its tag in word 1.
+[[maybe_unused]] bool quarantined_slot_is_intact(void* object) noexcept {
+  const Page* page = reinterpret_cast<SmallSegment*>(segment_of(object))->page_of(object);
+  const auto* b = static_cast<const FreeBlock*>(object);
+  return slot_words(object)[0] == 0 && b->tag == freed_tag(page) && body_is_zero(object, page);
+}
+
+void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
   if constexpr (cfg::kZeroOnFree) {
-    if (!body_is_zero(object, page)) report_misuse("write after free of", object);
+    if (!reused_slot_is_zero(object, page)) report_misuse("write after free of", object);
   }
   slot_words(object)[0] = 0;
   if constexpr (cfg::kCanaryBytes > 0) {
-    std::uintptr_t* canary = canary_of(object, page);
-    *canary = canary_for(canary);
+    if constexpr (!cfg::kZeroOnFree) clear_slack(object, page, size);
+    record_size(object, page, size);
   }
   return object;
 }
@@ -79,15 +141,32 @@ void release_small(PerThreadHeap* heap, void* object) noexcept {
   if (oldest) release_small(heap, oldest);
 }
 
+// Objects still quarantined when their thread or the process ends were never
+// reused, so nothing else looks at them: a write after free there is seen here.
+[[maybe_unused]] void verify_quarantine(PerThreadHeap* heap) noexcept {
+  if constexpr (!cfg::kZeroOnFree) return;
+  for (void* slot : heap->quarantine)
+    if (slot && !quarantined_slot_is_intact(slot)) report_misuse("write after free of", slot);
+}
+
+// small_live_object's verdict, for the owner's common case in the checks its
+// fast free makes in every build (a slot start, below the bump pointer, not
+// tagged freed); everything else gets the full checks.
+void* live_object_to_free(Page* page, void* p, bool owner) noexcept {
+  if (STRATA_LIKELY(owner && page->is_slot_start(p) && static_cast<char*>(p) < page->bump &&
+                    static_cast<FreeBlock*>(p)->tag != freed_tag(page)))
+    return p;
+  return small_live_object(page, p, owner, Use::kFree);
+}
+
 void free_small(SmallSegment* seg, void* p) noexcept {
   PerThreadHeap* heap = tl_heap;
   Page* page = seg->page_of(p);
-  void* object = small_live_object(page, p, seg->header.owner == heap, Use::kFree);
+  void* object = live_object_to_free(page, p, seg->header.owner == heap);
   if constexpr (cfg::kCanaryBytes > 0) {
-    std::uintptr_t* canary = canary_of(object, page);
-    if (*canary != canary_for(canary)) report_misuse("heap overflow past", p);
+    if (!slack_is_zero(object, page, recorded_size(object, page, p))) report_misuse("heap overflow past", p);
   }
-  if constexpr (cfg::kZeroOnFree) zero_body(object, page);
+  if constexpr (cfg::kZeroOnFree) zero_slot(object, page);
   static_cast<FreeBlock*>(object)->tag = freed_tag(page);
   if constexpr (cfg::kQuarantineSlots > 0) {
     quarantine(heap, object);
@@ -98,8 +177,7 @@ void free_small(SmallSegment* seg, void* p) noexcept {
 
 // The class's front block, as allocate_inline takes from it (fresh memory,
 // then the free list, whose links next_block checks), else nullptr.
-void* take_from_front(std::size_t cls) noexcept {
-  Page* page = tl_heap->current[cls];
+void* take_from_front(Page* page) noexcept {
   void* p;
   if (char* fresh = page->bump; fresh != page->bump_end) {
     page->bump = fresh + page->block_size;
@@ -117,22 +195,30 @@ void* take_from_front(std::size_t cls) noexcept {
 
 }  // namespace
 
-void* hardened_allocate(std::size_t size) noexcept {
-  if (size <= cfg::kSmallMax - cfg::kCanaryBytes) {
-    std::size_t cls = class_of(size + cfg::kCanaryBytes);
-    void* p = take_from_front(cls);
-    if (!p) {
-      PerThreadHeap* heap = thread_heap();
-      p = heap ? heap->malloc_small(cls) : nullptr;
-    }
-    if (!p) {
-      errno = ENOMEM;
-      return nullptr;
-    }
-    return hand_out(p);
+namespace {
+// Out of line, so that the common path saves no registers for calls.
+__attribute__((noinline)) void* allocate_small_slow(std::size_t cls, std::size_t size) noexcept {
+  PerThreadHeap* heap = thread_heap();
+  void* p = heap ? heap->malloc_small(cls) : nullptr;
+  if (!p) {
+    errno = ENOMEM;
+    return nullptr;
   }
+  return hand_out(p, reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p), size);
+}
+__attribute__((noinline)) void* allocate_not_small(std::size_t size) noexcept {
   bool zeroed;
   return allocate_big(size, cfg::kMinAlign, &zeroed);
+}
+}  // namespace
+
+void* hardened_allocate(std::size_t size) noexcept {
+  if (STRATA_UNLIKELY(size > cfg::kSmallMax - cfg::kCanaryBytes)) return allocate_not_small(size);
+  std::size_t cls = class_of(size + cfg::kCanaryBytes);
+  Page* page = tl_heap->current[cls];
+  void* p = take_from_front(page);
+  if (STRATA_UNLIKELY(!p)) return allocate_small_slow(cls, size);
+  return hand_out(p, page, size);
 }
 
 void hardened_free(void* p) noexcept {
@@ -163,10 +249,35 @@ void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept 
   if (!fits) report_misuse("wrong size in sized free of", p);
 }
 
+std::size_t hardened_usable_size(void* object, const Page* page, const void* p) noexcept {
+  return static_cast<std::size_t>(static_cast<char*>(object) + recorded_size(object, page, p) -
+                                  static_cast<const char*>(p));
+}
+
+bool hardened_resize(void* p, std::size_t have, std::size_t size) noexcept {
+  Page* page = reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p);
+  std::size_t room = page->block_size - cfg::kCanaryBytes;
+  if ((page->flags & kPageInterior) || size > room || size < room / 2) return false;
+  // The bytes given up become slack, which must be zero.
+  if (size < have) std::memset(static_cast<char*>(p) + size, 0, have - size);
+  if constexpr (!cfg::kZeroOnFree) clear_slack(p, page, size);
+  record_size(p, page, size);
+  return true;
+}
+
 void quarantine_flush(PerThreadHeap* heap) noexcept {
+  verify_quarantine(heap);
   for (void*& slot : heap->quarantine) {
     if (slot) release_small(heap, slot);
     slot = nullptr;
+  }
+}
+
+// The process's end: the exiting thread's quarantine (other threads may still
+// run, and own theirs).
+__attribute__((destructor)) static void verify_quarantine_at_exit() noexcept {
+  if constexpr (cfg::kQuarantineSlots > 0) {
+    if (tl_heap != &g_no_heap) verify_quarantine(tl_heap);
   }
 }
 

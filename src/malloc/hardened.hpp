@@ -6,11 +6,19 @@
 
 namespace strata::malloc_detail {
 
-// malloc: small requests through the heap's slow path (page_take), a canary
-// at the slot's end, the slot checked to be still zero (write after free).
+struct Page;
+
+// malloc: a small request's size recorded in its slot's tail word (its slack
+// stays zero), the slot checked to be still zero (write after free).
 void* hardened_allocate(std::size_t size) noexcept;
+// malloc_usable_size of `p` in the small object at `object`: up to the end
+// of the request (the slot's tail records it), not of the slot.
+std::size_t hardened_usable_size(void* object, const Page* page, const void* p) noexcept;
+// realloc of the small object `p` (now `have` bytes) to `size`, in its slot
+// if the slot fits `size` closely; false if it must move.
+bool hardened_resize(void* p, std::size_t have, std::size_t size) noexcept;
 // free: the pointer checked against the area map before anything is read;
-// small objects: the canary checked, the object zeroed and quarantined.
+// small objects: the tail and the slack checked, the object zeroed and quarantined.
 void hardened_free(void* p) noexcept;
 // free_sized, sized operator delete: `size` must fit the object (aligned
 // forms, `align` > 0: at most its usable size).

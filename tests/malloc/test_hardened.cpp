@@ -3,11 +3,15 @@
 // changes for correct programs (usable sizes, zeroed frees, delayed reuse).
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdlib>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "allocator.hpp"
@@ -36,10 +40,75 @@ void push_through_quarantine(std::size_t size) {
 using StrataHardenedDeathTest = testing::Test;
 
 TEST_F(StrataHardenedDeathTest, CanaryAfterASmallObject) {
-  auto* p = static_cast<char*>(strata_malloc(24));
-  ASSERT_EQ(strata_usable_size(p), 24u) << "the slot's last word is the canary";
-  p[24] = 'x';  // one byte past the object
+  // Requests that end where their slot's tail word starts: a 1-byte overflow
+  // lands in the tail's low byte, which must decode to zero whatever the key.
+  for (std::size_t size : {8, 24, 40, 120}) {
+    for (char byte : {'x', '\0', '\x01'}) {
+      auto* p = static_cast<char*>(strata_malloc(size));
+      ASSERT_EQ(strata_usable_size(p), size) << "the slot's last word is the canary";
+      char kept = p[size];
+      p[size] = static_cast<char>(kept ^ byte ^ 0x5a);  // one byte past the object, changed
+      EXPECT_DEATH(strata_free(p), line("heap overflow past", p));
+      p[size] = kept;
+      strata_free(p);
+    }
+  }
+}
+
+TEST_F(StrataHardenedDeathTest, OneByteOverflowIntoTheSlack) {
+  // 32 bytes take a 48-byte slot: bytes 32..39 are slack before the tail word.
+  auto* p = static_cast<char*>(strata_malloc(32));
+  ASSERT_EQ(strata_usable_size(p), 32u) << "usable up to the request, not the slot";
+  p[32] = 'x';
   EXPECT_DEATH(strata_free(p), line("heap overflow past", p));
+  p[32] = 0;
+  strata_free(p);
+}
+
+TEST_F(StrataHardenedDeathTest, OverflowOfAZeroSizeObject) {
+  auto* p = static_cast<char*>(strata_malloc(0));
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(strata_usable_size(p), 0u);
+  p[0] = 'x';  // the whole object is slack
+  EXPECT_DEATH(strata_free(p), line("heap overflow past", p));
+  p[0] = 0;
+  strata_free(p);
+}
+
+TEST(StrataHardened, ReallocInPlaceMovesTheEndOfTheRequest) {
+  auto* p = static_cast<char*>(strata_malloc(100));
+  std::memset(p, 0x11, 100);
+  auto* q = static_cast<char*>(strata_realloc(p, 90));
+  ASSERT_EQ(q, p) << "a close smaller size stays in its slot";
+  EXPECT_EQ(strata_usable_size(q), 90u);
+  EXPECT_EQ(q[89], 0x11);
+  q = static_cast<char*>(strata_realloc(q, 104));  // grows in the same slot
+  ASSERT_EQ(q, p);
+  EXPECT_EQ(strata_usable_size(q), 104u);
+  std::memset(q, 0x22, 104);
+  strata_free(q);  // the slack the shrink gave up was zeroed: no alarm
+}
+
+TEST_F(StrataHardenedDeathTest, WriteAfterFreeSeenAtProcessExit) {
+  // The program ends before the object leaves the quarantine: the exit checks it.
+  auto* p = static_cast<char*>(strata_malloc(32));
+  EXPECT_EXIT(
+      {
+        strata_free(p);
+        p[20] = 1;
+        std::exit(0);
+      },
+      testing::KilledBySignal(SIGABRT), line("write after free of", p));
+  strata_free(p);
+}
+
+TEST_F(StrataHardenedDeathTest, WriteAfterFreeSeenAtThreadExit) {
+  EXPECT_DEATH(std::thread([] {
+                 auto* p = static_cast<char*>(strata_malloc(32));
+                 strata_free(p);
+                 p[0] = 1;
+               }).join(),
+               "^strata: write after free of 0x[0-9a-f]+\n$");
 }
 
 // Objects of one class, the first of which the test frees.
@@ -132,8 +201,12 @@ TEST(StrataHardened, FreedObjectsAreZeroed) {
   auto* p = static_cast<unsigned char*>(strata_malloc(128));
   std::memset(p, 0xab, 128);
   strata_free(p);
-  // Words 0 and 1 hold the free-list link and the freed tag.
-  for (std::size_t i = 16; i < 128; ++i) ASSERT_EQ(p[i], 0) << i;
+  // Word 1 holds the freed tag (word 0, zero now, the free-list link once
+  // the object leaves the quarantine).
+  for (std::size_t i = 0; i < 128; ++i) {
+    if (i >= 8 && i < 16) continue;
+    ASSERT_EQ(p[i], 0) << i;
+  }
 }
 
 TEST(StrataHardened, QuarantineDelaysReuse) {
