@@ -265,6 +265,7 @@ Chunk* LargeArena::find(std::size_t size) noexcept {
 bool LargeArena::add_region() noexcept {
   void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
   if (!mem) return false;
+  advise_huge_pages(mem, cfg::kSegmentSize);
   if (unanswered_unmaps_ > 0) {  // a region unmapped earlier is needed again
     --unanswered_unmaps_;
     if (spare_limit_ < cfg::kLargeSpareRegionsMax) ++spare_limit_;

@@ -226,6 +226,13 @@ void use_mprotect_guards() noexcept { g_guard_markers.store(0, std::memory_order
 
 bool guards_split_mappings() noexcept { return g_guard_markers.load(std::memory_order_relaxed) != 1; }
 
+void advise_huge_pages(void* ptr, std::size_t bytes) noexcept {
+  if constexpr (!cfg::kHugePagesForLarge) return;
+  int saved = errno;  // malloc does not change errno on success
+  (void)::madvise(ptr, bytes, MADV_HUGEPAGE);
+  errno = saved;
+}
+
 std::size_t guards_refused() noexcept { return g_guards_refused.load(std::memory_order_relaxed); }
 
 void populate(void* ptr, std::size_t bytes) noexcept {
