@@ -242,8 +242,10 @@ void populate(void* ptr, std::size_t bytes) noexcept {
   auto lo = (reinterpret_cast<std::uintptr_t>(ptr) + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
   auto hi = (reinterpret_cast<std::uintptr_t>(ptr) + bytes) & ~(cfg::kOsPageSize - 1);
   if (hi <= lo) return;
+  int saved = errno;  // calloc does not change errno when it succeeds
   if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
     unsupported.store(true, std::memory_order_relaxed);
+  errno = saved;
 #else
   (void)ptr;
   (void)bytes;
