@@ -58,6 +58,7 @@ inline constexpr std::size_t kLargeArenas = 4;
 // for about 4% more peak RSS. Small segments do not ask: their blocks are
 // bump-touched, and a huge page there tripled threadsmall's RSS.
 inline constexpr bool kHugePagesForLarge = true;
+inline constexpr std::size_t kHugePagesFromRegion = 2;  // an arena's third region on
 // A thread frees another arena's large chunk without its lock, onto the
 // arena's deferred list, while that list holds less than this.
 inline constexpr std::size_t kLargeDeferredBytes = 1024 * 1024;

@@ -265,7 +265,9 @@ Chunk* LargeArena::find(std::size_t size) noexcept {
 bool LargeArena::add_region() noexcept {
   void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
   if (!mem) return false;
-  advise_huge_pages(mem, cfg::kSegmentSize);
+  // Huge pages only for an arena that already holds several regions: a
+  // program with a few MiB of large objects keeps its RSS to what it touches.
+  if (region_count_ >= cfg::kHugePagesFromRegion) advise_huge_pages(mem, cfg::kSegmentSize);
   if (unanswered_unmaps_ > 0) {  // a region unmapped earlier is needed again
     --unanswered_unmaps_;
     if (spare_limit_ < cfg::kLargeSpareRegionsMax) ++spare_limit_;
