@@ -54,11 +54,13 @@ inline constexpr std::size_t kLargeArenas = 4;
 // Large-object regions and huge objects ask the kernel for transparent huge
 // pages (MADV_HUGEPAGE; this matters where THP is "madvise", Debian's default):
 // one fault per 2 MiB instead of 512. stress2 (issue 20) took 121 K faults
-// against mimalloc 3's 340 (which asks the same of its arenas); with this 63 K,
-// for about 4% more peak RSS. Small segments do not ask: their blocks are
-// bump-touched, and a huge page there tripled threadsmall's RSS.
+// against mimalloc 3's 340 (which asks the same of its arenas); with this
+// 70-77 K, for about 4% more peak RSS. Small segments do not ask: their blocks
+// are bump-touched, and a huge page there tripled threadsmall's RSS.
 inline constexpr bool kHugePagesForLarge = true;
-inline constexpr std::size_t kHugePagesFromRegion = 2;  // an arena's third region on
+// Only from an arena's third region on: with every region advised, threadchurn
+// (a few MiB of large objects per arena) peaked at 41 MiB instead of 29.
+inline constexpr std::size_t kHugePagesFromRegion = 2;
 // A thread frees another arena's large chunk without its lock, onto the
 // arena's deferred list, while that list holds less than this.
 inline constexpr std::size_t kLargeDeferredBytes = 1024 * 1024;
