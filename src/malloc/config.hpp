@@ -51,12 +51,14 @@ inline constexpr std::size_t kLargeMax = 2 * 1024 * 1024;
 // Number of independently locked large-object arenas; a thread uses arena
 // (thread heap number % kLargeArenas).
 inline constexpr std::size_t kLargeArenas = 4;
-// Large-object regions and huge objects ask the kernel for transparent huge
+// Large-object regions ask the kernel for transparent huge
 // pages (MADV_HUGEPAGE; this matters where THP is "madvise", Debian's default):
 // one fault per 2 MiB instead of 512. stress2 (issue 20) took 121 K faults
 // against mimalloc 3's 340 (which asks the same of its arenas); with this
 // 70-77 K, for about 4% more peak RSS. Small segments do not ask: their blocks
-// are bump-touched, and a huge page there tripled threadsmall's RSS.
+// are bump-touched, and a huge page there tripled threadsmall's RSS. Nor do
+// huge objects: it changed no measured figure, and a big buffer that is
+// touched sparsely would pay 2 MiB a touch.
 inline constexpr bool kHugePagesForLarge = true;
 // Only from an arena's third region on: with every region advised, threadchurn
 // (a few MiB of large objects per arena) peaked at 41 MiB instead of 29.

@@ -431,7 +431,6 @@ HugeHeader* map_own(std::size_t bytes, std::size_t align, bool giant_align, bool
     base = giant_align ? map_aligned(bytes, align, kSegment) : map_aligned(bytes, kSegment);
   }
   if (!base) return nullptr;
-  if (*zeroed) advise_huge_pages(base, bytes);  // fresh from the OS (a cached run has it already)
   auto* header = new (base) HugeHeader{};
   header->run_bytes = got;
   header->region = kNoRegion;

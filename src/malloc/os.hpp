@@ -73,7 +73,7 @@ std::size_t mapped_bytes() noexcept;  // currently mapped by the allocator
 // a kernel without it (before Linux 5.14).
 void populate(void* ptr, std::size_t bytes) noexcept;
 
-// Fresh memory for large and huge objects: transparent huge pages wanted
+// Fresh large-object regions: transparent huge pages wanted
 // (cfg::kHugePagesForLarge). Best effort: ignored where THP is off.
 void advise_huge_pages(void* ptr, std::size_t bytes) noexcept;
 
