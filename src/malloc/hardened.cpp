@@ -161,14 +161,31 @@ void release_small(PerThreadHeap* heap, void* object) noexcept {
   }
 }
 
+// The quarantine is a ring filled in order; the objects leave it a batch at
+// a time, the oldest kDrainBatch when the ring reaches them, so a free pays
+// no call and the releases share one loop (an object waits for between
+// kQuarantineSlots - kDrainBatch and kQuarantineSlots later frees).
+constexpr std::size_t kRing = sizeof PerThreadHeap::quarantine / sizeof PerThreadHeap::quarantine[0];
+constexpr std::size_t kDrainBatch = kRing < 32 ? kRing : 32;
+static_assert(kRing % kDrainBatch == 0);
+
+// Releases the batch at `from`, which the next frees fill.
+__attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t from) noexcept {
+  for (std::size_t i = from; i < from + kDrainBatch; ++i) {
+    if (void* oldest = heap->quarantine[i]) {
+      heap->quarantine[i] = nullptr;
+      release_small(heap, oldest);
+    }
+  }
+}
+
 [[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
   if (heap == &g_no_heap) return release_small(heap, object);  // a thread without a heap (exiting)
-  void*& slot = heap->quarantine[heap->quarantine_next];
-  void* oldest = slot;
-  slot = object;
-  constexpr std::size_t kRing = sizeof heap->quarantine / sizeof heap->quarantine[0];
-  heap->quarantine_next = static_cast<std::uint32_t>((heap->quarantine_next + 1) % kRing);
-  if (oldest) release_small(heap, oldest);
+  std::size_t next = heap->quarantine_next;
+  heap->quarantine[next] = object;  // drained before the ring came here
+  next = (next + 1) % kRing;
+  heap->quarantine_next = static_cast<std::uint32_t>(next);
+  if (next % kDrainBatch == 0) drain_quarantine(heap, next);
 }
 
 // Objects still quarantined when their thread or the process ends were never
