@@ -1,7 +1,8 @@
 // The hardened build's malloc and free (hardened.hpp): canaries, zeroing and
 // verifying, the quarantine, size checks. The free-list encoding and the
-// keyed freed tag live with the free lists (segment.hpp), the random slot
-// choice with the owner's free (PerThreadHeap::push_local).
+// keyed freed tag live with the free lists (segment.hpp); the random slot
+// choice is made here for objects leaving the quarantine (push_owned) and by
+// PerThreadHeap::push_local for the owner's other frees.
 #include "hardened.hpp"
 
 #include <cerrno>
