@@ -269,12 +269,21 @@ void* hardened_allocate(std::size_t size) noexcept {
   return hand_out(p, page, size);
 }
 
+namespace {
+// The small segment the calling thread's last free found in the area map:
+// small segments are never unmapped, so the next free there needs no lookup.
+thread_local constinit std::uintptr_t tl_known_segment __attribute__((tls_model("initial-exec"))) = 0;
+}  // namespace
+
 void hardened_free(void* p) noexcept {
   // Nothing is read before the area map vouches for the segment: a pointer
   // strata never returned is reported, not a fault.
-  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 ||
-      !area_contains(reinterpret_cast<void*>(segment_base(p))))
-    report_invalid(Use::kFree, p);
+  std::uintptr_t base = segment_base(p);
+  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) report_invalid(Use::kFree, p);
+  if (base != tl_known_segment) {
+    if (!area_contains(reinterpret_cast<void*>(base))) report_invalid(Use::kFree, p);
+    if (reinterpret_cast<SegmentHeader*>(base)->kind == SegmentKind::kSmall) tl_known_segment = base;
+  }
   SegmentHeader* seg = segment_of(p);
   // Only small segments have an owner: a match proves the kind too.
   if (STRATA_LIKELY(seg->owner == tl_heap) || seg->kind == SegmentKind::kSmall)
