@@ -162,8 +162,9 @@ inline constexpr std::size_t kCanaryBytes = kHardened ? 8 : 0;
 // every object still quarantined.
 inline constexpr bool kZeroOnFree = kHardened;
 inline constexpr std::size_t kVerifiedOnReuse = 64;
-// Small objects freed by a thread wait in its quarantine, oldest first, this
-// many of them, before their slots can be reused.
+// Small objects freed by a thread wait in its quarantine, a ring of this many,
+// before their slots can be reused; they leave it oldest first, 32 at a time
+// (hardened.cpp, drain_quarantine), so each waits 224 to 256 later frees.
 inline constexpr std::size_t kQuarantineSlots = kHardened ? 256 : 0;
 // free_sized, sized operator delete: the size must be one the object could
 // have been allocated with.

@@ -1,7 +1,8 @@
 // The hardened build's malloc and free (hardened.hpp): canaries, zeroing and
 // verifying, the quarantine, size checks. The free-list encoding and the
-// keyed freed tag live with the free lists (segment.hpp), the random slot
-// choice with the owner's free (PerThreadHeap::push_local).
+// keyed freed tag live with the free lists (segment.hpp); the random slot
+// choice is made here for objects leaving the quarantine (push_owned) and by
+// PerThreadHeap::push_local for the owner's other frees.
 #include "hardened.hpp"
 
 #include <cerrno>
@@ -119,26 +120,73 @@ void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
   return object;
 }
 
+// Random bits for the owner's slot choice: one xorshift draw (next_random)
+// serves 63 frees; the top bit marks the reservoir's end.
+thread_local constinit std::uint64_t tl_slot_bits __attribute__((tls_model("initial-exec"))) = 1;
+
+// Out of line, so that the common path saves no registers for the call.
+__attribute__((noinline)) std::uint64_t fresh_slot_bits(PerThreadHeap* heap) noexcept {
+  return heap->next_random() | (std::uint64_t{1} << 63);
+}
+
+bool second_place(PerThreadHeap* heap) noexcept {
+  std::uint64_t bits = tl_slot_bits;
+  if (STRATA_UNLIKELY(bits == 1)) bits = fresh_slot_bits(heap);
+  tl_slot_bits = bits >> 1;
+  return bits & 1;
+}
+
+// PerThreadHeap::push_local inline, with the cheaper random bit: a freed
+// slot goes to the front or the second place of its block's free list.
+void push_owned(PerThreadHeap* heap, Page* page, FreeBlock* b) noexcept {
+  FreeBlock* head = page->free;
+  if (cfg::kRandomSlots && head && second_place(heap)) {
+    b->set_next(head->next_block());
+    head->set_next(b);
+  } else {
+    b->set_next(head);
+    page->free = b;
+  }
+  if (STRATA_UNLIKELY(--page->until_trigger == 0)) heap->on_trigger(page);
+}
+
 // Back to its block, from whichever thread: the owner's list or the remote one.
 void release_small(PerThreadHeap* heap, void* object) noexcept {
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(object));
   Page* page = seg->page_of(object);
   auto* b = static_cast<FreeBlock*>(object);
-  if (seg->header.owner == heap) {
-    heap->push_local(page, b);
+  if (STRATA_LIKELY(seg->header.owner == heap)) {
+    push_owned(heap, page, b);
   } else {
     push_remote_free(seg, page, b);
   }
 }
 
+// The quarantine is a ring filled in order; the objects leave it a batch at
+// a time, the oldest kDrainBatch when the ring reaches them, so a free pays
+// no call and the releases share one loop (an object waits for between
+// kQuarantineSlots - kDrainBatch and kQuarantineSlots later frees).
+constexpr std::size_t kRing = sizeof PerThreadHeap::quarantine / sizeof PerThreadHeap::quarantine[0];
+constexpr std::size_t kDrainBatch = kRing < 32 ? kRing : 32;
+static_assert(kRing % kDrainBatch == 0);
+
+// Releases the batch at `from`, which the next frees fill.
+__attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t from) noexcept {
+  for (std::size_t i = from; i < from + kDrainBatch; ++i) {
+    if (void* oldest = heap->quarantine[i]) {
+      heap->quarantine[i] = nullptr;
+      release_small(heap, oldest);
+    }
+  }
+}
+
 [[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
   if (heap == &g_no_heap) return release_small(heap, object);  // a thread without a heap (exiting)
-  void*& slot = heap->quarantine[heap->quarantine_next];
-  void* oldest = slot;
-  slot = object;
-  constexpr std::size_t kRing = sizeof heap->quarantine / sizeof heap->quarantine[0];
-  heap->quarantine_next = static_cast<std::uint32_t>((heap->quarantine_next + 1) % kRing);
-  if (oldest) release_small(heap, oldest);
+  std::size_t next = heap->quarantine_next;
+  heap->quarantine[next] = object;  // drained before the ring came here
+  next = (next + 1) % kRing;
+  heap->quarantine_next = static_cast<std::uint32_t>(next);
+  if (next % kDrainBatch == 0) drain_quarantine(heap, next);
 }
 
 // Objects still quarantined when their thread or the process ends were never
@@ -221,14 +269,25 @@ void* hardened_allocate(std::size_t size) noexcept {
   return hand_out(p, page, size);
 }
 
+namespace {
+// The small segment the calling thread's last free found in the area map:
+// small segments are never unmapped, so the next free there needs no lookup.
+thread_local constinit std::uintptr_t tl_known_segment __attribute__((tls_model("initial-exec"))) = 0;
+}  // namespace
+
 void hardened_free(void* p) noexcept {
   // Nothing is read before the area map vouches for the segment: a pointer
   // strata never returned is reported, not a fault.
-  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 ||
-      !area_contains(reinterpret_cast<void*>(segment_base(p))))
-    report_invalid(Use::kFree, p);
+  std::uintptr_t base = segment_base(p);
+  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) report_invalid(Use::kFree, p);
+  if (base != tl_known_segment) {
+    if (!area_contains(reinterpret_cast<void*>(base))) report_invalid(Use::kFree, p);
+    if (reinterpret_cast<SegmentHeader*>(base)->kind == SegmentKind::kSmall) tl_known_segment = base;
+  }
   SegmentHeader* seg = segment_of(p);
-  if (seg->kind == SegmentKind::kSmall) return free_small(reinterpret_cast<SmallSegment*>(seg), p);
+  // Only small segments have an owner: a match proves the kind too.
+  if (STRATA_LIKELY(seg->owner == tl_heap) || seg->kind == SegmentKind::kSmall)
+    return free_small(reinterpret_cast<SmallSegment*>(seg), p);
   deallocate_other(seg, p);
 }
 
