@@ -482,20 +482,26 @@ void LargeArena::release_locked(Chunk* c) noexcept {
   if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
 }
 
-// Discard the pages inside every dirty free chunk (its header and links stay).
+// Discard the pages inside dirty free chunks (their header and links stay),
+// the biggest first, until kLargeDirtyKept bytes are left dirty: the small
+// ones are the likeliest to be taken again soon, and a thread-churn program
+// that frees its large objects at a thread's end and callocs them again in the
+// next thread faults in only what went over (stress2, issue 20).
 void LargeArena::purge() noexcept {
-  for (std::uint64_t first = first_map_; first; first &= first - 1) {
-    unsigned fl = static_cast<unsigned>(__builtin_ctzll(first));
-    for (std::uint32_t second = second_map_[fl]; second; second &= second - 1) {
-      unsigned sl = static_cast<unsigned>(__builtin_ctz(second));
-      for (Chunk* c = bins_[fl][sl].front(); c; c = FreeBin::next(c)) {
+  for (std::uint64_t first = first_map_; first && dirty_bytes_ > cfg::kLargeDirtyKept;) {
+    unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(first));
+    first &= ~(std::uint64_t{1} << fl);
+    for (std::uint32_t second = second_map_[fl]; second && dirty_bytes_ > cfg::kLargeDirtyKept;) {
+      unsigned sl = 31u - static_cast<unsigned>(__builtin_clz(second));
+      second &= ~(1u << sl);
+      for (Chunk* c = bins_[fl][sl].front(); c && dirty_bytes_ > cfg::kLargeDirtyKept; c = FreeBin::next(c)) {
         if (!c->dirty()) continue;
         discard(reinterpret_cast<char*>(c) + kMinChunk, c->size() - kMinChunk);
         c->size_flags &= ~kDirty;
+        dirty_bytes_ -= c->size();
       }
     }
   }
-  dirty_bytes_ = 0;
 }
 
 // In place, in a guarded arena: the guard is lifted, the chunk shrinks or

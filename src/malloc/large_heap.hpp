@@ -9,8 +9,9 @@
 // chunk immediately coalesces with free neighbours.
 //
 // Returning memory: free chunks are "dirty" until their inner pages are
-// discarded; once kLargeDirtyLimit bytes are dirty the arena discards them all
-// (Vam discards at once; the limit is the hysteresis). A region that becomes
+// discarded; once kLargeDirtyLimit bytes are dirty the arena discards the
+// biggest down to kLargeDirtyKept (Vam discards at once; the limits are the
+// hysteresis). A region that becomes
 // completely free is unmapped, except for a few spares: kLargeSpareRegions,
 // raised by demand up to kLargeSpareRegionsMax when regions are mapped again
 // soon after being unmapped.
