@@ -77,8 +77,9 @@ inline constexpr std::size_t kRetainedEmptyPages = 8;
 // blocks; overflows lower it again (kRetainLowerEvery), so a heap that only frees (a
 // burst) keeps kRetainedEmptyPages. (64 capped stress2, issue 20, whose heaps
 // reached 45 and discarded 1 700 blocks a run; 256: limits up to ~230, 36-40 K
-// faults a run against 43 K, peak RSS unchanged within the noise.)
-inline constexpr std::size_t kRetainedEmptyMax = 256;
+// faults a run against 43 K, but larson's peak RSS once 1.03x mimalloc 3's;
+// 128: 41.5 K faults, up to 8 MiB a heap kept.)
+inline constexpr std::size_t kRetainedEmptyMax = 128;
 // The limit drops by one every this many overflows. Lowering at every overflow
 // undid the raises of a program that allocates a batch of blocks and frees it
 // all, turn after turn (bench/malloc's `simple`: 1.70x mimalloc 3's time, 0.81x
