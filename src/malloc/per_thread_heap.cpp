@@ -106,7 +106,7 @@ SmallSegment* segment_of_page(const Page* page) noexcept {
 // The hardened build: the last OS page of every page block becomes a guard, so
 // that an overflow off a block's end faults. Once per segment (segments are
 // never unmapped); a segment mapped near the mapping limit stays unguarded.
-void protect_block_guards(char* segment) noexcept {
+[[maybe_unused]] void protect_block_guards(char* segment) noexcept {
   for (std::size_t i = 1; i < cfg::kPagesPerSegment; ++i)
     if (!protect_guard(segment + i * cfg::kPageSize + kBlockObjectBytes, cfg::kBlockGuardBytes)) return;
 }
