@@ -11,15 +11,21 @@
 // from a second heap. Here the flag is the inline window: the first free closes
 // it (kInlineClosedFreed), so every allocation comes here and takes a freed
 // object first; when no freed object is left, the window opens again and the
-// stream bumps. clear() forgets the freed objects, so a cleared heap is pure
-// bumping.
+// stream bumps. A request no waiting object fits opens the window too, until
+// the next free: objects of sizes the program never asks for again would
+// otherwise send every allocation out of line. clear() forgets the freed
+// objects, so a cleared heap is pure bumping.
 //
 // Freed objects wait on LIFO lists (the link lives in the object itself):
 //   * one list per slot length up to 4080 bytes (255 lists, 16-byte steps).
 //     A request takes the smallest waiting slot that fits (a 256-bit mask:
 //     at most four words to scan), so a freed 64-byte object serves a
-//     48-byte request; a bigger slot is split, the rest waiting as a slot of
-//     its own. Constant time, no coalescing.
+//     48-byte request. A slot less than twice the request is handed out
+//     whole (its rest would only wait for a request as small); a bigger one
+//     is cut, and its rest lent to the stream (lendRun): the inline window
+//     spans it, so the next requests bump through it instead of one split
+//     each; the first request it cannot hold hands back what is left, which
+//     waits as a slot of its own. Constant time, no coalescing.
 //   * one list per power of two for larger slots; a request takes the first
 //     slot of its own list if it fits, else one of a list whose every slot
 //     fits (no split).
