@@ -14,9 +14,11 @@
 //   byte objects and one byte store per allocation (tagged_stream_heap.hpp
 //   says why not a header, a side table or size-class slabs).
 // * Size-segregated free lists with best fit and splitting instead of a Lea
-//   heap: a freed 64-byte object serves a 48-byte request, in constant time.
+//   heap: a freed 64-byte object serves a 48-byte request, in constant time;
+//   the rest of a slot cut for a request is bumped through inline.
 //   The paper's noMemoryFreed flag is the inline window: the first free closes
-//   it, the last waiting object to be reused opens it again, clear() resets.
+//   it; the last waiting object to be reused, a request none fits, or a cut
+//   slot's rest opens it again; clear() resets.
 // * Chunks double (8 KiB first, inside the reap's own mapping, up to 64 MiB);
 //   clear() keeps the chunks the round used and replays them in order.
 #pragma once
@@ -34,7 +36,7 @@ using strata::layers::TaggedStreamHeap;
 
 using ReapHeap =
     NestedHeap<              // a tree of reaps: clear and destroy reach the subtree
-    ClearOptimizedHeap<      // freed objects first (best fit, split; inline window closed), else bump
+    ClearOptimizedHeap<      // freed objects first (best fit; a cut slot's rest bumped through), else bump
     TaggedStreamHeap<        // one bump stream for all sizes, one-byte boundary tags; huge objects mapped alone
     RegionChunkHeap<         // runs from chunks >= 8 KiB growing x2; clear replays the used ones
     ChunkSource>,            // mmap via strata::platform (plus a small process-wide cache)

@@ -1,6 +1,7 @@
 // ClearOptimizedHeap over a TaggedStreamHeap (a reap without nesting):
-// freed objects first, best fit across sizes with the rest split off, the
-// inline window closed while freed objects wait, pure bumping after clear().
+// freed objects first, best fit across sizes (a slot twice the request is cut
+// and its rest bumped through), the inline window closed while freed objects
+// wait and fit, pure bumping after clear().
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -27,14 +28,66 @@ TEST(ClearOptimizedHeap, AFreedObjectServesAnySmallerRequest) {
   owner.free(a);
   EXPECT_EQ(heap.waitingObjects(), 1u);
   EXPECT_NE(heap.cursor().flags & kInlineClosedFreed, 0u) << "the first free closes the inline window";
-  void* b = owner.malloc(48);  // a 64-byte slot: the freed one, split
+  void* b = owner.malloc(48);  // a 64-byte slot: the freed one, whole (a 16-byte rest would only wait)
   EXPECT_EQ(b, a);
-  EXPECT_EQ(heap.waitingObjects(), 1u) << "the 16-byte rest waits";
-  void* c = owner.malloc(1);
-  EXPECT_EQ(addr(c), addr(a) + 64);
+  EXPECT_EQ(heap.getSize(b), 79u);
   EXPECT_EQ(heap.waitingObjects(), 0u);
   EXPECT_EQ(heap.cursor().flags, 0u) << "nothing waits: pure bumping again";
+  EXPECT_EQ(heap.liveObjects(), 2u);
+  EXPECT_EQ(heap.liveBytes(), 79u + 15u);
+}
+
+// A slot at least twice the request is cut, and its rest lent to the stream:
+// the inline window opens over it, so the next requests bump through it.
+TEST(ClearOptimizedHeap, TheRestOfACutSlotIsBumpedThrough) {
+  Reap heap;
+  strata::test::RegionOwner<Reap> owner{heap};
+  auto* a = static_cast<char*>(owner.malloc(1000));  // a 1008-byte slot
+  void* keep = owner.malloc(8);
+  owner.free(a);
+  void* b = owner.malloc(100);  // 112 bytes cut off; 896 lent
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(heap.cursor().flags, 0u) << "the window is open over the rest";
+  EXPECT_EQ(heap.cursor().bump, addr(a) + 112);
+  EXPECT_EQ(heap.cursor().limit, addr(a) + 1008);
+  void* c = owner.malloc(100);  // bumped from the rest
+  EXPECT_EQ(addr(c), addr(a) + 112);
+  EXPECT_EQ(heap.waitingObjects(), 0u);
   EXPECT_EQ(heap.liveObjects(), 3u);
+  EXPECT_EQ(heap.liveBytes(), 111u + 111u + 15u);
+  // Too big for the rest (784 bytes): the rest waits, the stream's own run bumps.
+  void* d = owner.malloc(2000);
+  EXPECT_GT(addr(d), addr(keep));
+  EXPECT_EQ(heap.waitingObjects(), 1u);
+  EXPECT_EQ(heap.liveObjects(), 4u);
+  EXPECT_EQ(heap.liveBytes(), 111u + 111u + 15u + 2015u);
+  void* e = owner.malloc(700);  // a 704-byte slot: the 784-byte rest, whole
+  EXPECT_EQ(addr(e), addr(a) + 224);
+  EXPECT_EQ(heap.getSize(e), 783u);
+  EXPECT_EQ(heap.waitingObjects(), 0u);
+  owner.free(c);
+  owner.free(e);
+  EXPECT_EQ(heap.liveObjects(), 3u);
+  EXPECT_EQ(heap.liveBytes(), 111u + 15u + 2015u);
+}
+
+// Waiting objects no request fits do not keep every allocation out of line:
+// a request that none of them serves opens the window until the next free.
+TEST(ClearOptimizedHeap, ARequestNothingWaitingFitsOpensTheWindowUntilTheNextFree) {
+  Reap heap;
+  strata::test::RegionOwner<Reap> owner{heap};
+  void* small = owner.malloc(8);
+  owner.malloc(8);
+  owner.free(small);
+  EXPECT_NE(heap.cursor().flags & kInlineClosedFreed, 0u);
+  void* big = owner.malloc(200);  // nothing waiting is this big
+  EXPECT_EQ(heap.waitingObjects(), 1u);
+  EXPECT_EQ(heap.cursor().flags, 0u) << "the window is open although an object waits";
+  EXPECT_GT(heap.cursor().limit, heap.cursor().bump);
+  owner.malloc(300);  // big is not the last object any more (its free is no un-bump)
+  owner.free(big);
+  EXPECT_NE(heap.cursor().flags & kInlineClosedFreed, 0u) << "a free closes it again";
+  EXPECT_EQ(owner.malloc(8), small) << "and the waiting objects come first";
 }
 
 TEST(ClearOptimizedHeap, BestFitTakesTheSmallestWaitingSlotThatFits) {

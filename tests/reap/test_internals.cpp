@@ -82,13 +82,13 @@ TEST(ReapInternals, FreedObjectsAreReusedFirst) {
 
 TEST(ReapInternals, AFreedObjectServesASmallerRequestAndTheRestToo) {
   ScopedReap reap;
-  auto* big = static_cast<char*>(strata_reap_malloc(reap, 64));  // an 80-byte slot
+  auto* big = static_cast<char*>(strata_reap_malloc(reap, 140));  // a 144-byte slot
   void* guard = strata_reap_malloc(reap, 8);
   strata_reap_free(reap, big);
   void* smaller = strata_reap_malloc(reap, 48);  // a 64-byte slot: the front of the freed one
   EXPECT_EQ(smaller, big);
   EXPECT_EQ(strata_reap_usable_size(reap, smaller), 63u);
-  void* rest = strata_reap_malloc(reap, 10);  // the remaining 16 bytes
+  void* rest = strata_reap_malloc(reap, 10);  // bumped from the 80 bytes left
   EXPECT_EQ(rest, big + 64);
   EXPECT_EQ(strata_reap_usable_size(reap, rest), 15u);
   EXPECT_EQ(stats_of(reap).objects_live, 3u);
@@ -120,6 +120,38 @@ TEST(ReapInternals, InlineWindowClosesWhileFreedObjectsWaitAndReopens) {
   EXPECT_EQ(strata_reap_malloc(reap, 30), p);
   EXPECT_EQ(head->flags, 0u) << "nothing waits any more: bumping again";
   EXPECT_GT(head->limit, head->bump);
+}
+
+TEST(ReapInternals, AFreedSlotLessThanTwiceTheRequestIsHandedOutWhole) {
+  ScopedReap reap;
+  auto* big = static_cast<char*>(strata_reap_malloc(reap, 64));  // an 80-byte slot
+  strata_reap_malloc(reap, 8);
+  strata_reap_free(reap, big);
+  void* smaller = strata_reap_malloc(reap, 48);  // a 64-byte slot would leave 16 bytes to wait
+  EXPECT_EQ(smaller, big);
+  EXPECT_EQ(strata_reap_usable_size(reap, smaller), 79u);
+  EXPECT_EQ(stats_of(reap).objects_live, 2u);
+  EXPECT_EQ(stats_of(reap).bytes_live, 79u + 15u);
+}
+
+TEST(ReapInternals, TheRestOfACutSlotIsTheInlineWindow) {
+  ScopedReap reap;
+  const auto* head = reinterpret_cast<const strata_reap_head*>(reap.reap);
+  auto* big = static_cast<char*>(strata_reap_malloc(reap, 1000));  // a 1008-byte slot
+  if (head->flags & STRATA_REAP_SLOW_CHECKED) GTEST_SKIP() << "checked mode (Valgrind or STRATA_REAP_CHECK)";
+  strata_reap_malloc(reap, 8);
+  strata_reap_free(reap, big);
+  EXPECT_EQ(head->limit, head->bump);
+  EXPECT_EQ(strata_reap_malloc(reap, 100), big);  // a 112-byte slot cut from the freed one
+  EXPECT_EQ(head->flags, 0u);
+  EXPECT_EQ(head->bump, reinterpret_cast<std::uintptr_t>(big) + 112);
+  EXPECT_EQ(head->limit, reinterpret_cast<std::uintptr_t>(big) + 1008) << "the window spans the rest";
+  for (int i = 1; i <= 8; ++i) EXPECT_EQ(strata_reap_malloc(reap, 100), big + 112 * i);
+  EXPECT_EQ(stats_of(reap).objects_live, 10u);
+  EXPECT_EQ(stats_of(reap).bytes_live, 9 * 111u + 15u);
+  void* next = strata_reap_malloc(reap, 200);  // nothing left of the rest: the stream's own run
+  EXPECT_GT(static_cast<char*>(next), big + 1008);
+  EXPECT_EQ(stats_of(reap).objects_live, 11u);
 }
 
 TEST(ReapInternals, FreeingTheStreamsLastObjectUnbumpsIt) {

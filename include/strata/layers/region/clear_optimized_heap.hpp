@@ -3,7 +3,7 @@
 // Template parameter:
 //   Super  a TaggedStream (concepts.hpp): a TaggedStreamHeap chain
 //          (tag_of / large_header_of find an object's size; closeInline /
-//          openInline switch its inline window; catchUp / noteSplit keep its
+//          openInline switch its inline window; catchUp / noteShrunk keep its
 //          statistics).
 //
 // The 2002 reaps paper's ClearOptimizedHeap keeps one flag, "no memory freed",
@@ -11,15 +11,21 @@
 // from a second heap. Here the flag is the inline window: the first free closes
 // it (kInlineClosedFreed), so every allocation comes here and takes a freed
 // object first; when no freed object is left, the window opens again and the
-// stream bumps. clear() forgets the freed objects, so a cleared heap is pure
-// bumping.
+// stream bumps. A request no waiting object fits opens the window too, until
+// the next free: objects of sizes the program never asks for again would
+// otherwise send every allocation out of line. clear() forgets the freed
+// objects, so a cleared heap is pure bumping.
 //
 // Freed objects wait on LIFO lists (the link lives in the object itself):
 //   * one list per slot length up to 4080 bytes (255 lists, 16-byte steps).
 //     A request takes the smallest waiting slot that fits (a 256-bit mask:
 //     at most four words to scan), so a freed 64-byte object serves a
-//     48-byte request; a bigger slot is split, the rest waiting as a slot of
-//     its own. Constant time, no coalescing.
+//     48-byte request. A slot less than twice the request is handed out
+//     whole (its rest would only wait for a request as small); a bigger one
+//     is cut, and its rest lent to the stream (lendRun): the inline window
+//     spans it, so the next requests bump through it instead of one split
+//     each; the first request it cannot hold hands back what is left, which
+//     waits as a slot of its own. Constant time, no coalescing.
 //   * one list per power of two for larger slots; a request takes the first
 //     slot of its own list if it fits, else one of a list whose every slot
 //     fits (no split).
@@ -46,7 +52,8 @@ class ClearOptimizedHeap : public Super {
  public:
   template <bool kInstrumented = false>
   void* malloc(std::size_t size) noexcept {
-    if (waiting_ != 0) {
+    if (waiting_ != 0 || Super::lent()) {
+      if (Super::lent()) return afterLoan<kInstrumented>(size);
       // An exact fit first: the common case of a program that frees and
       // allocates the same sizes, in a handful of instructions and no frame.
       const std::size_t slot = tagged_slot_of(size);
@@ -72,6 +79,12 @@ class ClearOptimizedHeap : public Super {
     small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
     freed_bytes_ += granules * kTagGranule - 1;
     noteWaiting();
+  }
+
+  // Aligned requests bump the stream's own run (a loan is handed back first).
+  void* mallocAligned(std::size_t size, std::size_t alignment) noexcept {
+    if (Super::lent()) returnLoan<true>();
+    return Super::mallocAligned(size, alignment);
   }
 
   void clear() noexcept {
@@ -133,11 +146,41 @@ class ClearOptimizedHeap : public Super {
     const std::size_t slot = tagged_slot_of(size);
     if (slot - 1 < kMaxTaggedSlot) {
       if (void* reused = takeSmall<kInstrumented>(slot / kTagGranule)) return reused;
+      // Nothing waiting is this big: bump, and keep bumping inline until the
+      // next free — waiting objects no request asks for again would otherwise
+      // send every allocation here.
+      void* bumped = Super::template malloc<kInstrumented>(size);
+      Super::openInline(kInlineClosedFreed);
+      return bumped;
     } else if (size <= SIZE_MAX / 4) {
       if (void* reused = takeLarge<kInstrumented>(align_up(kLargeHeaderBytes + size + 1, kTagGranule)))
         return reused;
     }
     return Super::template malloc<kInstrumented>(size);
+  }
+
+  // A request while the stream bumps through a loan (the rest of a split
+  // slot): served from the loan if it fits; else what is left of the loan
+  // waits like any freed slot and the request is served as if there had
+  // been no loan.
+  template <bool kInstrumented>
+  [[gnu::noinline]] void* afterLoan(std::size_t size) noexcept {
+    if (Super::fitsRun(size)) return Super::template malloc<kInstrumented>(size);
+    returnLoan<kInstrumented>();
+    return malloc<kInstrumented>(size);
+  }
+
+  template <bool kInstrumented>
+  void returnLoan() noexcept {
+    std::size_t bytes = 0;
+    if (void* rest = Super::template endLoan<kInstrumented>(&bytes)) {
+      const std::size_t granules = bytes / kTagGranule;
+      push<kInstrumented>(small_[granules], static_cast<FreeObject*>(rest));
+      small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
+      freed_bytes_ += bytes - 1;
+      ++waiting_;
+    }
+    if (waiting_ != 0) Super::closeInline(kInlineClosedFreed);
   }
 
   // Out of line, so that the small-object free above needs no stack frame.
@@ -153,7 +196,9 @@ class ClearOptimizedHeap : public Super {
   }
 
   void noteWaiting() noexcept {
-    if (waiting_++ == 0) Super::closeInline(kInlineClosedFreed);  // freed memory goes first now
+    // Freed memory goes first now (after a loan: returnLoan closes the window).
+    ++waiting_;
+    if (!Super::lent()) Super::closeInline(kInlineClosedFreed);
   }
 
   // The first waiting slot of exactly `granules` (its list is not empty).
@@ -175,7 +220,12 @@ class ClearOptimizedHeap : public Super {
     }
     const std::size_t found = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
     FreeObject* object = popSlot<kInstrumented>(found);
-    if (found > granules) splitOff<kInstrumented>(object, found, granules);  // the rest waits
+    // A rest smaller than the request is not cut off: it would wait for a
+    // request as small, and keep the inline window closed meanwhile.
+    // A bigger slot is cut, and its rest lent to the stream: the next
+    // requests bump through it (inline, unless the reap is checked) instead
+    // of one split per request.
+    if (found >= 2 * granules) return lendRest<kInstrumented>(object, found, granules);
     if (waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
     return object;
   }
@@ -191,19 +241,16 @@ class ClearOptimizedHeap : public Super {
     return object;
   }
 
-  // Cut a slot of `found` granules to `granules`; the rest waits as a slot of
-  // its own. Out of line: an exact fit, the common case, stays a leaf.
+  // Cut a slot of `found` granules to `granules` and lend the rest to the
+  // stream: the inline window opens over it.
   template <bool kInstrumented>
-  [[gnu::noinline]] void splitOff(FreeObject* object, std::size_t found, std::size_t granules) noexcept {
-    Super::catchUp();  // the statistics count the slot as one before it becomes two
-    auto* rest = reinterpret_cast<FreeObject*>(reinterpret_cast<char*>(object) + granules * kTagGranule);
+  [[gnu::noinline]] void* lendRest(FreeObject* object, std::size_t found, std::size_t granules) noexcept {
+    Super::catchUp();  // the statistics count the slot whole before it is cut
     set_tag<kInstrumented>(object, granules);
-    set_tag<kInstrumented>(rest, found - granules);
-    Super::noteSplit();
-    push<kInstrumented>(small_[found - granules], rest);
-    small_mask_[(found - granules) / 64] |= std::uint64_t{1} << ((found - granules) % 64);
-    freed_bytes_ += (found - granules) * kTagGranule - 1;
-    ++waiting_;
+    Super::noteShrunk(found * kTagGranule, granules * kTagGranule);
+    Super::lendRun(reinterpret_cast<char*>(object) + granules * kTagGranule, (found - granules) * kTagGranule);
+    Super::openInline(kInlineClosedFreed);
+    return object;
   }
 
   // A waiting large slot of at least slot_bytes (whole: no split).

@@ -45,8 +45,9 @@ concept RunSource = ChunkMapper<S> && requires(S source, std::size_t bytes) {
 // A bump stream of tagged objects (TaggedStreamHeap): a heap whose malloc
 // takes the instrumentation as a template argument, whose inline window can be
 // closed and opened again (for a reason, a flag), and which keeps the
-// statistics that a layer reusing its objects corrects (catchUp, noteSplit,
-// streamObjects, streamBytes).
+// statistics that a layer reusing its objects corrects (catchUp,
+// noteShrunk, streamObjects, streamBytes), and which can bump for a while
+// through a stretch lent to it (lendRun, lent, fitsRun, endLoan).
 template <class S>
 concept TaggedStream = ClearableHeap<S> && requires(S stream, const S& view, std::size_t size,
                                                      std::uint32_t reason) {
@@ -57,7 +58,11 @@ concept TaggedStream = ClearableHeap<S> && requires(S stream, const S& view, std
   view.catchUp();
   { view.untouched() } -> std::same_as<bool>;
   { stream.unbumpLast(static_cast<void*>(nullptr), size) } -> std::same_as<bool>;
-  stream.noteSplit();
+  stream.noteShrunk(size, size);
+  stream.lendRun(static_cast<void*>(nullptr), size);
+  { view.lent() } -> std::same_as<bool>;
+  { view.fitsRun(size) } -> std::same_as<bool>;
+  { stream.endLoan(static_cast<std::size_t*>(nullptr)) } -> std::same_as<void*>;
   { view.streamObjects() } -> std::convertible_to<std::size_t>;
   { view.streamBytes() } -> std::convertible_to<std::size_t>;
 };

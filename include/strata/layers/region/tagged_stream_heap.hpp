@@ -194,7 +194,8 @@ class TaggedStreamHeap : public Super {
   // it, and the stream now bumps from ptr again.
   bool unbumpLast(void* ptr, std::size_t slot) noexcept {
     const auto object = reinterpret_cast<std::uintptr_t>(ptr);
-    if (object + slot != cursor_->bump) return false;
+    // Not below a loan's start: the object before it belongs to another stretch.
+    if (object + slot != cursor_->bump || object < loan_begin_) return false;
     if (walked_ > object) {  // the walk counted it already
       --slots_;
       slot_bytes_ -= usableOfSlot(slot);
@@ -237,6 +238,51 @@ class TaggedStreamHeap : public Super {
     refreshWindow();
   }
 
+  // A loan: the stream bumps through [begin, begin + bytes) — the rest of a
+  // freed slot ClearOptimizedHeap split — as if it were a run, so that the
+  // inline window serves the next requests from it instead of one split per
+  // request. Its objects are walked (counted) like any run's. endLoan() hands
+  // back what is left and resumes the stream's own run where it stopped.
+  // One loan at a time; the stretch must not be counted by the walk already.
+  void lendRun(void* begin, std::size_t bytes) noexcept {
+    catchUp();  // the own run is walked up to its bump: no stretch of it waits to be walked
+    loan_bump_ = cursor_->bump;
+    loan_run_end_ = run_end_;
+    lent_ = true;
+    cursor_->bump = walked_ = loan_begin_ = reinterpret_cast<std::uintptr_t>(begin);
+    run_end_ = cursor_->bump + bytes;
+    refreshWindow();
+  }
+  bool lent() const noexcept { return lent_; }
+  // malloc(size) would bump within the current run (no new run needed).
+  bool fitsRun(std::size_t size) const noexcept {
+    const std::size_t slot = tagged_slot_of(size);
+    return slot - 1 < kMaxTaggedSlot && slot <= run_end_ - cursor_->bump;
+  }
+  // Ends the loan: the unused rest becomes one slot (counted by the walk),
+  // returned for the caller to keep (nullptr when nothing is left; its
+  // length in *bytes). Small loans only: the rest is a tagged slot.
+  // kInstrumented: as for tag_of.
+  template <bool kInstrumented = true>
+  void* endLoan(std::size_t* bytes) noexcept {
+    const std::uintptr_t rest = cursor_->bump;
+    *bytes = run_end_ - rest;
+    if (*bytes != 0) {
+      set_tag<kInstrumented>(reinterpret_cast<void*>(rest), *bytes / kTagGranule);
+      cursor_->bump = run_end_;  // the rest is walked as a slot of its own
+    }
+    leaveRun();
+    lent_ = false;
+    loan_begin_ = 0;
+    cursor_->bump = walked_ = loan_bump_;
+    run_end_ = loan_run_end_;
+    refreshWindow();
+    return *bytes != 0 ? reinterpret_cast<void*>(rest) : nullptr;
+  }
+  // ClearOptimizedHeap cut a walked slot of `from` bytes to `to` bytes; the
+  // rest is not counted until the walk finds it (lendRun).
+  void noteShrunk(std::size_t from, std::size_t to) noexcept { slot_bytes_ -= from - to; }
+
   // Count the slots bumped since the last call by walking their tags: every
   // slot once per round, and only when somebody asks (statistics, a split), so
   // the bump itself counts nothing (amortised O(1)).
@@ -248,12 +294,6 @@ class TaggedStreamHeap : public Super {
   // call catchUp() first.
   std::size_t streamObjects() const noexcept { return slots_ - fillers_ + mapped_objects_; }
   std::size_t streamBytes() const noexcept { return slot_bytes_ - filler_bytes_ + mapped_bytes_; }
-
-  // ClearOptimizedHeap split one walked slot in two (the second freed).
-  void noteSplit() noexcept {
-    ++slots_;
-    --slot_bytes_;
-  }
 
  private:
   static std::size_t usableOfSlot(std::size_t slot) noexcept {
@@ -303,6 +343,8 @@ class TaggedStreamHeap : public Super {
   }
 
   void resetStream() noexcept {
+    lent_ = false;
+    loan_begin_ = 0;
     cursor_->bump = 0;
     run_end_ = 0;
     walked_ = 0;
@@ -399,6 +441,10 @@ class TaggedStreamHeap : public Super {
   Cursor own_cursor_{};
   Cursor* cursor_ = &own_cursor_;
   std::uintptr_t run_end_ = 0;  // end of the run the stream bumps through
+  bool lent_ = false;              // bumping through a loan (lendRun); the own run waits:
+  std::uintptr_t loan_bump_ = 0;   //   where the own run stopped
+  std::uintptr_t loan_run_end_ = 0;
+  std::uintptr_t loan_begin_ = 0;  // while lent: where the loan starts (0 otherwise)
   IntrusiveDList<LargeHeader, &LargeHeader::mapped_link, ListEnds::kHeadOnly> mapped_;
   std::size_t mapped_objects_ = 0;
   std::size_t mapped_bytes_ = 0;
