@@ -177,7 +177,7 @@ class TaggedStreamHeap : public Super {
     const auto object = reinterpret_cast<std::uintptr_t>(ptr);
     const std::size_t old_slot = tag_of(ptr) * kTagGranule;
     const std::size_t new_slot = tagged_slot_of(size);
-    if (old_slot == 0 || object + old_slot != cursor_->bump) return false;  // large, or not last
+    if (old_slot == 0 || object + old_slot != cursor_->bump || object < stretchBegin()) return false;  // large, or not last
     if (new_slot - 1 >= kMaxTaggedSlot || object + new_slot > run_end_) return false;
     if (new_slot <= old_slot) return true;
     set_tag(ptr, new_slot / kTagGranule);
@@ -194,8 +194,9 @@ class TaggedStreamHeap : public Super {
   // it, and the stream now bumps from ptr again.
   bool unbumpLast(void* ptr, std::size_t slot) noexcept {
     const auto object = reinterpret_cast<std::uintptr_t>(ptr);
-    // Not below a loan's start: the object before it belongs to another stretch.
-    if (object + slot != cursor_->bump || object < loan_begin_) return false;
+    // Not below the stretch's start: an object ending there belongs to another
+    // (the previous run, or the stretch a loan interrupted), even when adjacent.
+    if (object + slot != cursor_->bump || object < stretchBegin()) return false;
     if (walked_ > object) {  // the walk counted it already
       --slots_;
       slot_bytes_ -= usableOfSlot(slot);
@@ -337,6 +338,10 @@ class TaggedStreamHeap : public Super {
     pending_[pending_count_++] = {walked_, cursor_->bump};
   }
 
+  // Where the stretch the stream bumps through starts: the top object may be
+  // taken back or grown only within it.
+  std::uintptr_t stretchBegin() const noexcept { return lent_ ? loan_begin_ : run_begin_; }
+
   void refreshWindow() noexcept {
     const std::uintptr_t bump = cursor_->bump;
     cursor_->limit = cursor_->flags != 0 ? bump : run_end_;  // the run ends above any open bump
@@ -345,6 +350,7 @@ class TaggedStreamHeap : public Super {
   void resetStream() noexcept {
     lent_ = false;
     loan_begin_ = 0;
+    run_begin_ = 0;
     cursor_->bump = 0;
     run_end_ = 0;
     walked_ = 0;
@@ -361,7 +367,7 @@ class TaggedStreamHeap : public Super {
       ChunkRun run = Super::nextRun(slot + alignment);
       if (run.begin == nullptr) return nullptr;  // ENOMEM set
       leaveRun();
-      cursor_->bump = walked_ = reinterpret_cast<std::uintptr_t>(run.begin);
+      cursor_->bump = walked_ = run_begin_ = reinterpret_cast<std::uintptr_t>(run.begin);
       run_end_ = reinterpret_cast<std::uintptr_t>(run.end);
       start = slotStart(lead, alignment);
     }
@@ -441,6 +447,7 @@ class TaggedStreamHeap : public Super {
   Cursor own_cursor_{};
   Cursor* cursor_ = &own_cursor_;
   std::uintptr_t run_end_ = 0;  // end of the run the stream bumps through
+  std::uintptr_t run_begin_ = 0;  // start of the stream's own run
   bool lent_ = false;              // bumping through a loan (lendRun); the own run waits:
   std::uintptr_t loan_bump_ = 0;   //   where the own run stopped
   std::uintptr_t loan_run_end_ = 0;
