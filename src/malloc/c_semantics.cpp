@@ -22,9 +22,7 @@ namespace {
 std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcept {
   Page* page = seg->page_of(p);
   auto* object = static_cast<char*>(const_cast<void*>(p));
-  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
-  if (cfg::kHardened || STRATA_UNLIKELY(!Page::is_slot_start(p, magic) ||
-                                        static_cast<const FreeBlock*>(p)->tag == freed_tag(page)))
+  if (cfg::kHardened || STRATA_UNLIKELY(!passes_free_checks(page, p)))
     object = static_cast<char*>(small_live_object(page, object, seg->header.owner == tl_heap, use));
   if constexpr (cfg::kHardened) return hardened_usable_size(object, page, p);
   return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));

@@ -485,12 +485,9 @@ void try_reclaim(PerThreadHeap* owner, Page* page) noexcept {
 }  // namespace
 
 void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
-  // The owner's two checks (see deallocate_nonnull), on a relaxed read of
-  // slot_magic, which the owner clears for a block of aligned objects;
-  // anything else takes the full check.
+  // The owner's two checks; anything else takes the full check.
   auto* b = static_cast<FreeBlock*>(p);
-  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
-  if (__builtin_expect(!Page::is_slot_start(p, magic) || b->tag == freed_tag(page), 0))
+  if (__builtin_expect(!passes_free_checks(page, p), 0))
     b = static_cast<FreeBlock*>(small_live_object(page, p, false, Use::kFree));
   b->tag = freed_tag(page);
   push_remote_free(segment, page, b);

@@ -233,6 +233,16 @@ struct alignas(64) Page {
   }
 };
 static_assert(sizeof(Page) == 64);
+
+// The two checks free makes on what it reads anyway: p starts a slot and is
+// not tagged freed. On a relaxed read of slot_magic, for threads other than
+// the owner (which clears it for a block of aligned objects): the remote free
+// and the usable-size paths. The owner's free (fast_paths.hpp) tests the same
+// with slot_magic as a memory operand.
+inline bool passes_free_checks(const Page* page, const void* p) noexcept {
+  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
+  return Page::is_slot_start(p, magic) && static_cast<const FreeBlock*>(p)->tag != freed_tag(page);
+}
 static_assert(cfg::kPageSize / cfg::kOsPageSize <= 255, "touched_pages fits a byte");
 static_assert(cfg::kSmallMax <= 65535, "block_size fits 16 bits");
 static_assert(cfg::kPageSize / cfg::kMinAlign <= 65535, "a block's object count fits 16 bits (trigger, remote_left)");
