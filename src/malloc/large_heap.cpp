@@ -93,8 +93,7 @@ std::uintptr_t page_down(std::uintptr_t a) noexcept { return a & ~(cfg::kOsPageS
 std::uintptr_t page_up(std::uintptr_t a) noexcept { return page_down(a + cfg::kOsPageSize - 1); }
 
 char* guard_of(Chunk* c) noexcept {
-  auto end = reinterpret_cast<std::uintptr_t>(c) + c->size();
-  return reinterpret_cast<char*>((end & ~(cfg::kOsPageSize - 1)) - kGuard);
+  return reinterpret_cast<char*>(page_down(reinterpret_cast<std::uintptr_t>(c) + c->size()) - kGuard);
 }
 
 std::size_t usable_size_of(Chunk* c) noexcept {
@@ -110,7 +109,7 @@ std::uintptr_t placement(Chunk* c, std::size_t size, std::size_t align, bool gua
   auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
   auto fits = [payload](std::uintptr_t at) { return at == payload || (at > payload && at - payload >= kMinChunk); };
   if (cfg::kGuardPages && guarded) {
-    std::uintptr_t g = (payload + size + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+    std::uintptr_t g = page_up(payload + size);
     while (!fits((g - size) & ~(align - 1))) g += cfg::kOsPageSize;
     *guard = g;
     return (g - size) & ~(align - 1);
@@ -370,11 +369,9 @@ void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chu
     std::memset(payload, 0, bytes);
     return;
   }
-  auto page_down = [](char* p) {
-    return reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kOsPageSize - 1));
-  };
-  char* head_end = page_down(chunk + kMinChunk + cfg::kOsPageSize - 1);  // discard() rounds inwards
-  char* tail_start = page_down(chunk + chunk_size);
+  auto address = [](const char* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  auto* head_end = reinterpret_cast<char*>(page_up(address(chunk + kMinChunk)));  // discard() rounds inwards
+  auto* tail_start = reinterpret_cast<char*>(page_down(address(chunk + chunk_size)));
   // A placed object (alignment, or the hardened build's guard) may start past head_end.
   if (payload < head_end) std::memset(payload, 0, static_cast<std::size_t>((head_end < end ? head_end : end) - payload));
   if (tail_start < end) {

@@ -140,10 +140,18 @@ void unmap(void* ptr, std::size_t bytes) noexcept {
   g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
+namespace {
+// The whole OS pages inside [ptr, ptr + bytes): false when there are none.
+bool whole_pages_in(void* ptr, std::size_t bytes, std::uintptr_t* lo, std::uintptr_t* hi) noexcept {
+  *lo = (reinterpret_cast<std::uintptr_t>(ptr) + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+  *hi = (reinterpret_cast<std::uintptr_t>(ptr) + bytes) & ~(cfg::kOsPageSize - 1);
+  return *lo < *hi;
+}
+}  // namespace
+
 void discard(void* ptr, std::size_t bytes) noexcept {
-  auto lo = (reinterpret_cast<std::uintptr_t>(ptr) + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
-  auto hi = (reinterpret_cast<std::uintptr_t>(ptr) + bytes) & ~(cfg::kOsPageSize - 1);
-  if (hi <= lo) return;
+  std::uintptr_t lo, hi;
+  if (!whole_pages_in(ptr, bytes, &lo, &hi)) return;
   platform::discard_pages(reinterpret_cast<void*>(lo), hi - lo);
   g_discarded_pages.fetch_add((hi - lo) / cfg::kOsPageSize, std::memory_order_relaxed);
 }
@@ -239,9 +247,8 @@ void populate(void* ptr, std::size_t bytes) noexcept {
 #ifdef MADV_POPULATE_WRITE
   static std::atomic<bool> unsupported{false};
   if (unsupported.load(std::memory_order_relaxed)) return;
-  auto lo = (reinterpret_cast<std::uintptr_t>(ptr) + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
-  auto hi = (reinterpret_cast<std::uintptr_t>(ptr) + bytes) & ~(cfg::kOsPageSize - 1);
-  if (hi <= lo) return;
+  std::uintptr_t lo, hi;
+  if (!whole_pages_in(ptr, bytes, &lo, &hi)) return;
   int saved = errno;  // calloc does not change errno when it succeeds
   if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
     unsupported.store(true, std::memory_order_relaxed);
