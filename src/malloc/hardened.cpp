@@ -1,8 +1,7 @@
 // The hardened build's malloc and free (hardened.hpp): canaries, zeroing and
 // verifying, the quarantine, size checks. The free-list encoding and the
 // keyed freed tag live with the free lists (segment.hpp); the random slot
-// choice is made here for objects leaving the quarantine (push_owned) and by
-// PerThreadHeap::push_local for the owner's other frees.
+// choice with them too (PerThreadHeap::push_local).
 #include "hardened.hpp"
 
 #include <cerrno>
@@ -120,43 +119,13 @@ void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
   return object;
 }
 
-// Random bits for the owner's slot choice: one xorshift draw (next_random)
-// serves 63 frees; the top bit marks the reservoir's end.
-thread_local constinit std::uint64_t tl_slot_bits __attribute__((tls_model("initial-exec"))) = 1;
-
-// Out of line, so that the common path saves no registers for the call.
-__attribute__((noinline)) std::uint64_t fresh_slot_bits(PerThreadHeap* heap) noexcept {
-  return heap->next_random() | (std::uint64_t{1} << 63);
-}
-
-bool second_place(PerThreadHeap* heap) noexcept {
-  std::uint64_t bits = tl_slot_bits;
-  if (STRATA_UNLIKELY(bits == 1)) bits = fresh_slot_bits(heap);
-  tl_slot_bits = bits >> 1;
-  return bits & 1;
-}
-
-// PerThreadHeap::push_local inline, with the cheaper random bit: a freed
-// slot goes to the front or the second place of its block's free list.
-void push_owned(PerThreadHeap* heap, Page* page, FreeBlock* b) noexcept {
-  FreeBlock* head = page->free;
-  if (cfg::kRandomSlots && head && second_place(heap)) {
-    b->set_next(head->next_block());
-    head->set_next(b);
-  } else {
-    b->set_next(head);
-    page->free = b;
-  }
-  if (STRATA_UNLIKELY(--page->until_trigger == 0)) heap->on_trigger(page);
-}
-
 // Back to its block, from whichever thread: the owner's list or the remote one.
 void release_small(PerThreadHeap* heap, void* object) noexcept {
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(object));
   Page* page = seg->page_of(object);
   auto* b = static_cast<FreeBlock*>(object);
   if (STRATA_LIKELY(seg->header.owner == heap)) {
-    push_owned(heap, page, b);
+    heap->push_local(page, b);
   } else {
     push_remote_free(seg, page, b);
   }

@@ -326,19 +326,6 @@ void PerThreadHeap::free_local_slow(Page* page, void* p) noexcept {
   push_local(page, b);
 }
 
-void PerThreadHeap::push_local(Page* page, FreeBlock* b) noexcept {
-  FreeBlock* head = page->free;
-  if (cfg::kRandomSlots && head && next_random() & 1) {
-    // Second place: the next malloc of this block may or may not return b.
-    b->set_next(head->next_block());
-    head->set_next(b);
-  } else {
-    b->set_next(head);
-    page->free = b;
-  }
-  if (--page->until_trigger == 0) on_trigger(page);
-}
-
 std::uint64_t PerThreadHeap::next_random() noexcept {
   // xorshift64: cheap, and seeded from the secret (heap_claim), never 0.
   rng ^= rng << 13;

@@ -132,8 +132,31 @@ struct PerThreadHeap {
   void* malloc_small(std::size_t cls) noexcept;
   // The owner's free when the fast path cannot take it (page flags set).
   void free_local_slow(Page* page, void* p) noexcept;
-  // Put a checked, tagged object of this heap's block back on its free list.
-  void push_local(Page* page, FreeBlock* b) noexcept;
+  // Put a checked, tagged object of this heap's block back on its free list:
+  // at the front, or (cfg::kRandomSlots) at random in the second place, so the
+  // next malloc of this block may or may not return b.
+  void push_local(Page* page, FreeBlock* b) noexcept {
+    FreeBlock* head = page->free;
+    if (cfg::kRandomSlots && head && random_bit()) {
+      b->set_next(head->next_block());
+      head->set_next(b);
+    } else {
+      b->set_next(head);
+      page->free = b;
+    }
+    if (__builtin_expect(--page->until_trigger == 0, 0)) on_trigger(page);
+  }
+  // One random bit: a next_random() draw serves 63 (the top bit marks the
+  // reservoir's end).
+  bool random_bit() noexcept {
+    if (__builtin_expect(slot_bits == 1, 0)) slot_bits = fresh_slot_bits();
+    bool bit = slot_bits & 1;
+    slot_bits >>= 1;
+    return bit;
+  }
+  std::uint64_t slot_bits = 1;
+  // Out of line, so that the common path saves no registers for the call.
+  __attribute__((noinline)) std::uint64_t fresh_slot_bits() noexcept { return next_random() | (std::uint64_t{1} << 63); }
   std::uint64_t next_random() noexcept;
   // The owner's free brought `used` to page->trigger.
   void on_trigger(Page* page) noexcept;
