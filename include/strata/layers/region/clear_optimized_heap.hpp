@@ -75,9 +75,7 @@ class ClearOptimizedHeap : public Super {
     // The stream's last object is simply un-bumped, as an obstack frees its
     // top: nothing waits, and the inline window stays open.
     if (Super::unbumpLast(ptr, granules * kTagGranule)) return;
-    push<kInstrumented>(small_[granules], static_cast<FreeObject*>(ptr));
-    small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
-    freed_bytes_ += granules * kTagGranule - 1;
+    addWaitingSmall<kInstrumented>(static_cast<FreeObject*>(ptr), granules);
     noteWaiting();
   }
 
@@ -174,10 +172,7 @@ class ClearOptimizedHeap : public Super {
   void returnLoan() noexcept {
     std::size_t bytes = 0;
     if (void* rest = Super::template endLoan<kInstrumented>(&bytes)) {
-      const std::size_t granules = bytes / kTagGranule;
-      push<kInstrumented>(small_[granules], static_cast<FreeObject*>(rest));
-      small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
-      freed_bytes_ += bytes - 1;
+      addWaitingSmall<kInstrumented>(static_cast<FreeObject*>(rest), bytes / kTagGranule);
       ++waiting_;
     }
     if (waiting_ != 0) Super::closeInline(kInlineClosedFreed);
@@ -193,6 +188,14 @@ class ClearOptimizedHeap : public Super {
     large_mask_ |= std::uint64_t{1} << list;
     freed_bytes_ += h->slot_bytes - kLargeHeaderBytes - 1;
     noteWaiting();
+  }
+
+  // A slot of `granules` joins its list of waiting objects.
+  template <bool kInstrumented>
+  void addWaitingSmall(FreeObject* object, std::size_t granules) noexcept {
+    push<kInstrumented>(small_[granules], object);
+    small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
+    freed_bytes_ += granules * kTagGranule - 1;
   }
 
   void noteWaiting() noexcept {
