@@ -177,6 +177,34 @@ TEST(ReapInternals, FreeingTheStreamsLastObjectUnbumpsIt) {
   EXPECT_EQ(stats_of(reap).bytes_live, strata_reap_usable_size(reap, keep) + strata_reap_usable_size(reap, a));
 }
 
+TEST(ReapInternals, UnbumpingBackThroughAnEndedLoanKeepsTheStatistics) {
+  // Found by fuzz_reap: a loan (the rest of a cut slot) lies inside the own
+  // run; once it ended, freeing the run's top objects unbumps the stream down
+  // through the loan's objects, which must have been counted already (or the
+  // next object there was counted twice).
+  ScopedReap reap;
+  void* a = strata_reap_malloc(reap, 24);       // a 32-byte slot
+  void* b = strata_reap_malloc(reap, 32);       // 48
+  strata_reap_free(reap, a);
+  void* c = strata_reap_malloc(reap, 2);        // a cut to 16; its rest lent
+  void* d = strata_reap_malloc(reap, 6);        // fills the loan
+  void* top = strata_reap_malloc(reap, 100);    // no room in the loan: it ends
+  strata_reap_free(reap, c);
+  strata_reap_free(reap, top);                  // the stream's last objects go,
+  strata_reap_free(reap, b);                    // down into the loan's
+  strata_reap_free(reap, d);
+  void* e = strata_reap_malloc(reap, 50);
+  void* f = strata_reap_malloc(reap, 32);
+  ASSERT_NE(e, nullptr);
+  ASSERT_NE(f, nullptr);
+  const std::uintptr_t e_end = addr(e) + strata_reap_usable_size(reap, e);
+  const std::uintptr_t f_end = addr(f) + strata_reap_usable_size(reap, f);
+  EXPECT_TRUE(e_end <= addr(f) || f_end <= addr(e)) << "two live objects overlap";
+  const strata_reap_stats s = stats_of(reap);
+  EXPECT_EQ(s.objects_live, 2u);
+  EXPECT_EQ(s.bytes_live, strata_reap_usable_size(reap, e) + strata_reap_usable_size(reap, f));
+}
+
 TEST(ReapInternals, ReallocGrowsTheStreamsLastObjectInPlace) {
   // As an obstack grows its top object: the object the stream bumped last
   // grows into the space after it; any other object moves. A checked reap

@@ -272,7 +272,10 @@ class TaggedStreamHeap : public Super {
       set_tag<kInstrumented>(reinterpret_cast<void*>(rest), *bytes / kTagGranule);
       cursor_->bump = run_end_;  // the rest is walked as a slot of its own
     }
-    leaveRun();
+    // Walked now, not left pending as a run the stream leaves: the loan lies
+    // inside the own run, which may later unbump down through it, and
+    // unbumpLast takes whatever lies below walked_ as counted.
+    walk<kInstrumented>(walked_, cursor_->bump);
     lent_ = false;
     loan_begin_ = 0;
     cursor_->bump = walked_ = loan_bump_;
