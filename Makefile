@@ -77,8 +77,10 @@ test-all: test test-asan test-tsan test-rust-asan
 # The libFuzzer harnesses (fuzz/, docs/fuzzing.md) in build/fuzz: clang-14,
 # ASan+UBSan, each for FUZZ_SECONDS from its corpus fuzz/corpus/<harness>
 # (read only); new inputs go to build/fuzz/corpus/<fuzzer>, a crash to
-# build/fuzz/crashes/ and stops make.
+# build/fuzz/crashes/ and stops make. FUZZ_SEED: libFuzzer's -seed (0: a new
+# one each run); CI fixes it, so that its pass is the same on every commit.
 FUZZ_SECONDS ?= 300
+FUZZ_SEED ?= 0
 FUZZERS ?= malloc reap reap_unchecked
 fuzz: setup
 	cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
@@ -89,7 +91,7 @@ fuzz: setup
 	@for f in $(FUZZERS); do \
 	  mkdir -p build/fuzz/corpus/$$f build/fuzz/crashes; \
 	  echo "## fuzz_$$f for $(FUZZ_SECONDS) s"; \
-	  build/fuzz/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  build/fuzz/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -print_final_stats=1 \
 	    -artifact_prefix=build/fuzz/crashes/$$f- build/fuzz/corpus/$$f fuzz/corpus/$${f%_unchecked} || exit 1; \
 	done
 
