@@ -29,7 +29,8 @@ constexpr unsigned kSizeShift = 48;
 static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
 
 [[maybe_unused]] std::uintptr_t* tail_of(void* object, const Page* page) noexcept {
-  return slot_words(object) + page->block_size / sizeof(std::uintptr_t) - 1;
+  // block_size is a multiple of 16: no rounding to words needed.
+  return reinterpret_cast<std::uintptr_t*>(static_cast<char*>(object) + page->block_size - sizeof(std::uintptr_t));
 }
 [[maybe_unused]] std::uintptr_t tail_key(const std::uintptr_t* tail) noexcept {
   return g_heap_secret ^ reinterpret_cast<std::uintptr_t>(tail);
@@ -82,6 +83,13 @@ constexpr std::size_t kInlineZeroing = 64;
   auto* v = static_cast<Chunk16*>(object);  // small slots: cheaper than the call
   for (std::size_t i = 0, n = page->block_size / sizeof(Chunk16); i < n; ++i) v[i] = Chunk16{0, 0};
 }
+// The fast free zeroes a slot above kInlineZeroing in two steps, so that its
+// last act is a jump to memset (and it saves no register for a call): the
+// link word at once, the rest past the link and the tag last.
+[[maybe_unused]] void zero_past_tag(void* object, std::size_t size) noexcept {
+  std::memset(static_cast<char*>(object) + sizeof(FreeBlock), 0, size - sizeof(FreeBlock));
+}
+static_assert(sizeof(FreeBlock) == 16);
 
 // Bytes [16, limit) of the slot (past the link and the tag) are zero.
 [[maybe_unused]] bool zero_from_16(const void* object, std::size_t limit) noexcept {
@@ -97,7 +105,9 @@ constexpr std::size_t kInlineZeroing = 64;
 // free mostly hit an object's first fields, and a full check doubled the
 // cost of zeroing on free. (The exits check quarantined slots in full.)
 [[maybe_unused]] bool reused_slot_is_zero(const void* object, const Page* page) noexcept {
-  return zero_from_16(object, page->block_size < cfg::kVerifiedOnReuse ? page->block_size : cfg::kVerifiedOnReuse);
+  // A constant length for the common slots: straight-line loads, no loop.
+  if (STRATA_LIKELY(page->block_size >= cfg::kVerifiedOnReuse)) return zero_from_16(object, cfg::kVerifiedOnReuse);
+  return zero_from_16(object, page->block_size);
 }
 
 // A quarantined slot as free left it: zero, its tag in word 1.
@@ -107,7 +117,7 @@ constexpr std::size_t kInlineZeroing = 64;
   return slot_words(object)[0] == 0 && b->tag == freed_tag(page) && body_is_zero(object, page);
 }
 
-void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
+__attribute__((always_inline)) inline void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
   if constexpr (cfg::kZeroOnFree) {
     if (!reused_slot_is_zero(object, page)) report_misuse("write after free of", object);
   }
@@ -119,13 +129,14 @@ void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
   return object;
 }
 
-// Back to its block, from whichever thread: the owner's list or the remote one.
-void release_small(PerThreadHeap* heap, void* object) noexcept {
+// Back to its block, from whichever thread: the owner's list (`second`: in
+// its second place, PerThreadHeap::push_local_placed) or the remote one.
+void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(object));
   Page* page = seg->page_of(object);
   auto* b = static_cast<FreeBlock*>(object);
   if (STRATA_LIKELY(seg->header.owner == heap)) {
-    heap->push_local(page, b);
+    heap->push_local_placed(page, b, second);
   } else {
     push_remote_free(seg, page, b);
   }
@@ -139,23 +150,33 @@ constexpr std::size_t kRing = sizeof PerThreadHeap::quarantine / sizeof PerThrea
 constexpr std::size_t kDrainBatch = kRing < 32 ? kRing : 32;
 static_assert(kRing % kDrainBatch == 0);
 
-// Releases the batch at `from`, which the next frees fill.
+// Releases the batch at `from`, which the next frees fill. One random word
+// places the whole batch (cfg::kRandomSlots: each object first or second on
+// its block's free list, by one bit of it).
+static_assert(kDrainBatch <= 64);
 __attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t from) noexcept {
-  for (std::size_t i = from; i < from + kDrainBatch; ++i) {
+  std::uint64_t places = cfg::kRandomSlots ? heap->next_random() : 0;
+  for (std::size_t i = from; i < from + kDrainBatch; ++i, places >>= 1) {
     if (void* oldest = heap->quarantine[i]) {
       heap->quarantine[i] = nullptr;
-      release_small(heap, oldest);
+      release_small(heap, oldest, places & 1);
     }
   }
 }
 
-[[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
-  if (heap == &g_no_heap) return release_small(heap, object);  // a thread without a heap (exiting)
+// Files `object` in the ring; true when the ring has come round to a batch
+// to drain (at heap->quarantine_next).
+bool file_in_quarantine(PerThreadHeap* heap, void* object) noexcept {
   std::size_t next = heap->quarantine_next;
   heap->quarantine[next] = object;  // drained before the ring came here
   next = (next + 1) % kRing;
   heap->quarantine_next = static_cast<std::uint32_t>(next);
-  if (next % kDrainBatch == 0) drain_quarantine(heap, next);
+  return next % kDrainBatch == 0;
+}
+
+[[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
+  if (heap == &g_no_heap) return release_small(heap, object, false);  // a thread without a heap (exiting)
+  if (file_in_quarantine(heap, object)) drain_quarantine(heap, heap->quarantine_next);
 }
 
 // Objects still quarantined when their thread or the process ends were never
@@ -169,26 +190,34 @@ __attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t
 // small_live_object's verdict, for the owner's common case in the checks its
 // fast free makes in every build (a slot start, below the bump pointer, not
 // tagged freed); everything else gets the full checks.
+bool owner_frees_live_slot(const Page* page, const void* p) noexcept {
+  return page->is_slot_start(p) && static_cast<const char*>(p) < page->bump &&
+         static_cast<const FreeBlock*>(p)->tag != freed_tag(page);
+}
 void* live_object_to_free(Page* page, void* p, bool owner) noexcept {
-  if (STRATA_LIKELY(owner && page->is_slot_start(p) && static_cast<char*>(p) < page->bump &&
-                    static_cast<FreeBlock*>(p)->tag != freed_tag(page)))
-    return p;
+  if (STRATA_LIKELY(owner && owner_frees_live_slot(page, p))) return p;
   return small_live_object(page, p, owner, Use::kFree);
 }
 
-void free_small(SmallSegment* seg, void* p) noexcept {
-  PerThreadHeap* heap = tl_heap;
-  Page* page = seg->page_of(p);
-  void* object = live_object_to_free(page, p, seg->header.owner == heap);
+// The tail word and the slack's first word (cfg::kCanaryBytes).
+void check_canary(void* object, const Page* page, const void* p) noexcept {
   if constexpr (cfg::kCanaryBytes > 0) {
     if (!slack_is_zero(object, page, recorded_size(object, page, p))) report_misuse("heap overflow past", p);
   }
+}
+
+// Every small free but the fast one in hardened_free.
+__attribute__((noinline)) void free_small(SmallSegment* seg, void* p) noexcept {
+  PerThreadHeap* heap = tl_heap;
+  Page* page = seg->page_of(p);
+  void* object = live_object_to_free(page, p, seg->header.owner == heap);
+  check_canary(object, page, p);
   if constexpr (cfg::kZeroOnFree) zero_slot(object, page);
   static_cast<FreeBlock*>(object)->tag = freed_tag(page);
   if constexpr (cfg::kQuarantineSlots > 0) {
     quarantine(heap, object);
   } else {
-    release_small(heap, object);
+    release_small(heap, object, cfg::kRandomSlots && heap->random_bit());
   }
 }
 
@@ -231,8 +260,9 @@ __attribute__((noinline)) void* allocate_not_small(std::size_t size) noexcept {
 
 void* hardened_allocate(std::size_t size) noexcept {
   if (STRATA_UNLIKELY(size > cfg::kSmallMax - cfg::kCanaryBytes)) return allocate_not_small(size);
-  std::size_t cls = class_of(size + cfg::kCanaryBytes);
-  Page* page = tl_heap->current[cls];
+  PerThreadHeap* heap = tl_heap;
+  std::size_t cls = heap->class_index[(size + cfg::kCanaryBytes + cfg::kMinAlign - 1) / cfg::kMinAlign];  // class_of
+  Page* page = heap->current[cls];
   void* p = take_from_front(page);
   if (STRATA_UNLIKELY(!p)) return allocate_small_slow(cls, size);
   return hand_out(p, page, size);
@@ -244,20 +274,53 @@ namespace {
 thread_local constinit std::uintptr_t tl_known_segment __attribute__((tls_model("initial-exec"))) = 0;
 }  // namespace
 
-void hardened_free(void* p) noexcept {
-  // Nothing is read before the area map vouches for the segment: a pointer
-  // strata never returned is reported, not a fault.
+namespace {
+// A free outside the known segment (or of an unaligned pointer). Nothing is
+// read before the area map vouches for the segment: a pointer strata never
+// returned is reported, not a fault.
+__attribute__((noinline)) void free_in_unknown_segment(void* p) noexcept {
   std::uintptr_t base = segment_base(p);
   if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) report_invalid(Use::kFree, p);
-  if (base != tl_known_segment) {
-    if (!area_contains(reinterpret_cast<void*>(base))) report_invalid(Use::kFree, p);
-    if (reinterpret_cast<SegmentHeader*>(base)->kind == SegmentKind::kSmall) tl_known_segment = base;
-  }
+  if (!area_contains(reinterpret_cast<void*>(base))) report_invalid(Use::kFree, p);
   SegmentHeader* seg = segment_of(p);
-  // Only small segments have an owner: a match proves the kind too.
-  if (STRATA_LIKELY(seg->owner == tl_heap) || seg->kind == SegmentKind::kSmall)
-    return free_small(reinterpret_cast<SmallSegment*>(seg), p);
-  deallocate_other(seg, p);
+  if (seg->kind != SegmentKind::kSmall) return deallocate_other(seg, p);
+  tl_known_segment = base;
+  hardened_free(p);  // the fast path, now that the segment is known
+}
+
+// The fast free's last steps when the ring has come round to a batch.
+__attribute__((noinline)) void zero_then_drain(PerThreadHeap* heap, void* object, std::size_t size) noexcept {
+  if (size > kInlineZeroing) zero_past_tag(object, size);
+  drain_quarantine(heap, heap->quarantine_next);
+}
+}  // namespace
+
+// The owner's free of a live slot in the known segment, inline; everything
+// else in free_in_unknown_segment or free_small. A leaf but for its last act
+// (memset, or zero_then_drain every kDrainBatch frees): no register is saved.
+void hardened_free(void* p) noexcept {
+  std::uintptr_t base = segment_base(p);
+  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != tl_known_segment))
+    return free_in_unknown_segment(p);
+  auto* seg = reinterpret_cast<SmallSegment*>(base);
+  PerThreadHeap* heap = tl_heap;
+  Page* page = seg->page_of(p);
+  // Only the owner reads the block's bump pointer and tags (a thread without
+  // a heap, &g_no_heap, owns nothing).
+  if (!cfg::kZeroOnFree || cfg::kQuarantineSlots == 0 || STRATA_UNLIKELY(seg->header.owner != heap) ||
+      STRATA_UNLIKELY(!owner_frees_live_slot(page, p)))
+    return free_small(seg, p);
+  check_canary(p, page, p);
+  auto* b = static_cast<FreeBlock*>(p);
+  std::size_t size = page->block_size;
+  if (size <= kInlineZeroing) {
+    zero_slot(p, page);
+  } else {
+    b->next = nullptr;
+  }
+  b->tag = freed_tag(page);
+  if (file_in_quarantine(heap, p)) return zero_then_drain(heap, p, size);
+  if (size > kInlineZeroing) zero_past_tag(p, size);
 }
 
 void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept {
@@ -296,7 +359,7 @@ bool hardened_resize(void* p, std::size_t have, std::size_t size) noexcept {
 void quarantine_flush(PerThreadHeap* heap) noexcept {
   verify_quarantine(heap);
   for (void*& slot : heap->quarantine) {
-    if (slot) release_small(heap, slot);
+    if (slot) release_small(heap, slot, cfg::kRandomSlots && heap->random_bit());
     slot = nullptr;
   }
 }

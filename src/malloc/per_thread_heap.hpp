@@ -135,9 +135,12 @@ struct PerThreadHeap {
   // Put a checked, tagged object of this heap's block back on its free list:
   // at the front, or (cfg::kRandomSlots) at random in the second place, so the
   // next malloc of this block may or may not return b.
-  void push_local(Page* page, FreeBlock* b) noexcept {
+  void push_local(Page* page, FreeBlock* b) noexcept { push_local_placed(page, b, cfg::kRandomSlots && random_bit()); }
+  // The same with the place chosen by the caller: `second` puts b second (the
+  // hardened build's quarantine draws one random word for a whole batch).
+  void push_local_placed(Page* page, FreeBlock* b, bool second) noexcept {
     FreeBlock* head = page->free;
-    if (cfg::kRandomSlots && head && random_bit()) {
+    if (second && head) {
       b->set_next(head->next_block());
       head->set_next(b);
     } else {
