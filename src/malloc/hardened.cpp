@@ -163,16 +163,24 @@ constexpr std::size_t kRing = sizeof PerThreadHeap::quarantine / sizeof PerThrea
 constexpr std::size_t kDrainBatch = kRing < 32 ? kRing : 32;
 static_assert(kRing % kDrainBatch == 0);
 
-// Releases the batch at `from`, which the next frees fill. One random word
-// places the whole batch (cfg::kRandomSlots: each object first or second on
-// its block's free list, by one bit of it).
-static_assert(kDrainBatch <= 64);
+// Releases the batch at `from`, which the next frees fill, each object to
+// the front of its block's free list, in a random order (cfg::kRandomSlots):
+// the k-th released is entry ((start + k * stride) % kDrainBatch) ^ flip,
+// with an odd stride (so every entry once), start, stride and flip from one
+// random word; malloc hands a block's objects out in that order reversed.
+// No branch depends on a random bit: the former choice per object (first or
+// second place on the list) was mispredicted half the time, 17% of
+// bench/malloc simple's time in the hardened build.
+static_assert((kDrainBatch & (kDrainBatch - 1)) == 0, "masks, and odd strides visit every entry");
 __attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t from) noexcept {
-  std::uint64_t places = cfg::kRandomSlots ? heap->next_random() : 0;
-  for (std::size_t i = from; i < from + kDrainBatch; ++i, places >>= 1) {
-    if (void* oldest = heap->quarantine[i]) {
-      heap->quarantine[i] = nullptr;
-      release_small(heap, oldest, places & 1);
+  constexpr std::size_t kMask = kDrainBatch - 1;
+  std::uint64_t r = cfg::kRandomSlots ? heap->next_random() : 0;
+  std::size_t i = r & kMask, stride = ((r >> 16) & kMask) | 1, flip = (r >> 32) & kMask;
+  for (std::size_t k = 0; k < kDrainBatch; ++k, i = (i + stride) & kMask) {
+    void*& entry = heap->quarantine[from + (i ^ flip)];
+    if (void* oldest = entry) {
+      entry = nullptr;
+      release_small(heap, oldest, false);
     }
   }
 }
