@@ -52,9 +52,26 @@ static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
 // The slack free checks: its first word, read unaligned right after the
 // request (overflows start there), masked to the slack's length when the
 // tail follows closer than a word.
+// min(a, b) by a conditional move: the sizes these take (slot sizes,
+// slack) follow the request sizes, which programs vary at random, and GCC
+// would branch on them (a branch mispredicted that often costs more than
+// the few instructions it saves).
+[[maybe_unused]] std::size_t min_no_branch(std::size_t a, std::size_t b) noexcept {
+#if defined(__x86_64__)
+  asm("cmpq %1, %0\n\tcmova %1, %0" : "+r"(a) : "r"(b) : "cc");
+  return a;
+#else
+  return a < b ? a : b;
+#endif
+}
+
+// Without a branch (the slack follows the request's size, which programs
+// vary at random): the word's low min(slack, 8) bytes; two shifts, as one by
+// 64 would be undefined.
 [[maybe_unused]] std::uintptr_t checked_slack_mask(const Page* page, std::size_t size) noexcept {
   std::size_t slack = page->block_size - cfg::kCanaryBytes - size;
-  return slack >= sizeof(std::uintptr_t) ? ~std::uintptr_t{0} : (std::uintptr_t{1} << (8 * slack)) - 1;
+  unsigned half_bits = 4 * static_cast<unsigned>(min_no_branch(slack, sizeof(std::uintptr_t)));
+  return ~((~std::uintptr_t{0} << half_bits) << half_bits);
 }
 [[maybe_unused]] bool slack_is_zero(void* object, const Page* page, std::size_t size) noexcept {
   std::uintptr_t word;
@@ -78,19 +95,16 @@ static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
 using Chunk16 = long long __attribute__((vector_size(16)));
 constexpr std::size_t kInlineZeroing = 64;
 
-// Slots of 16 to kInlineZeroing bytes: cheaper than the call. Two 16-byte
-// stores from each end, which overlap where the slot is smaller than 64:
-// no loop, one branch.
+// Slots of 16 to kInlineZeroing bytes: cheaper than the call. Four 16-byte
+// stores, at 0, 16, 32 and 48 clamped to the slot (overlapping in slots
+// smaller than 64): no loop, and no branch on the slot's size, which
+// programs vary at random.
 static_assert(kInlineZeroing == 4 * sizeof(Chunk16) && cfg::kMinAlign == sizeof(Chunk16));
 void zero_small_slot(void* object, std::size_t size) noexcept {
-  auto* v = static_cast<Chunk16*>(object);
-  auto* end = reinterpret_cast<Chunk16*>(static_cast<char*>(object) + size);
-  v[0] = Chunk16{0, 0};
-  end[-1] = Chunk16{0, 0};
-  if (size > 2 * sizeof(Chunk16)) {
-    v[1] = Chunk16{0, 0};
-    end[-2] = Chunk16{0, 0};
-  }
+  char* at = static_cast<char*>(object);
+  std::size_t last = size - sizeof(Chunk16);
+  for (std::size_t offset : {std::size_t{0}, min_no_branch(16, last), min_no_branch(32, last), last})
+    *reinterpret_cast<Chunk16*>(at + offset) = Chunk16{0, 0};
 }
 [[maybe_unused]] void zero_slot(void* object, const Page* page) noexcept {
   if (page->block_size > kInlineZeroing) return (void)std::memset(object, 0, page->block_size);
@@ -117,10 +131,18 @@ static_assert(sizeof(FreeBlock) == 16);
 // malloc checks the first cfg::kVerifiedOnReuse bytes only: writes after
 // free mostly hit an object's first fields, and a full check doubled the
 // cost of zeroing on free. (The exits check quarantined slots in full.)
+static_assert(cfg::kVerifiedOnReuse == 4 * sizeof(Chunk16));
 [[maybe_unused]] bool reused_slot_is_zero(const void* object, const Page* page) noexcept {
-  // A constant length for the common slots: straight-line loads, no loop.
-  if (STRATA_LIKELY(page->block_size >= cfg::kVerifiedOnReuse)) return zero_from_16(object, cfg::kVerifiedOnReuse);
-  return zero_from_16(object, page->block_size);
+  // Straight-line loads of bytes 16-63, overlapping in slots smaller than 64
+  // (no branch on the slot's size, which programs vary at random); 16-byte
+  // slots hold only the link and the tag.
+  std::size_t size = page->block_size;
+  if (STRATA_UNLIKELY(size < 2 * sizeof(Chunk16))) return true;
+  const char* at = static_cast<const char*>(object);
+  std::size_t last = size - sizeof(Chunk16);
+  Chunk16 any = *reinterpret_cast<const Chunk16*>(at + 16) | *reinterpret_cast<const Chunk16*>(at + min_no_branch(32, last)) |
+                *reinterpret_cast<const Chunk16*>(at + min_no_branch(48, last));
+  return (any[0] | any[1]) == 0;
 }
 
 // A quarantined slot as free left it: zero, its tag in word 1.
@@ -221,7 +243,7 @@ void* live_object_to_free(Page* page, void* p, bool owner) noexcept {
 }
 
 // The tail word and the slack's first word (cfg::kCanaryBytes).
-void check_canary(void* object, const Page* page, const void* p) noexcept {
+__attribute__((always_inline)) inline void check_canary(void* object, const Page* page, const void* p) noexcept {
   if constexpr (cfg::kCanaryBytes > 0) {
     if (!slack_is_zero(object, page, recorded_size(object, page, p))) report_misuse("heap overflow past", p);
   }

@@ -66,6 +66,20 @@ TEST_F(StrataHardenedDeathTest, OneByteOverflowIntoTheSlack) {
   strata_free(p);
 }
 
+TEST_F(StrataHardenedDeathTest, OneByteOverflowWhateverTheSlack) {
+  // Requests of 25 to 40 bytes share the 48-byte class: slack 15 down to 0
+  // bytes before the tail word (free masks the slack word by the slack's
+  // length, without a branch).
+  for (std::size_t size = 25; size <= 40; ++size) {
+    auto* p = static_cast<char*>(strata_malloc(size));
+    std::memset(p, 0x7e, size);  // every byte of the request: no alarm
+    p[size] ^= 0x21;
+    EXPECT_DEATH(strata_free(p), line("heap overflow past", p)) << size;
+    p[size] ^= 0x21;
+    strata_free(p);
+  }
+}
+
 TEST_F(StrataHardenedDeathTest, OverflowOfAZeroSizeObject) {
   auto* p = static_cast<char*>(strata_malloc(0));
   ASSERT_NE(p, nullptr);
