@@ -178,8 +178,9 @@ inline constexpr std::size_t kQuarantineSlots = kHardened ? 256 : 0;
 // free_sized, sized operator delete: the size must be one the object could
 // have been allocated with.
 inline constexpr bool kCheckSizes = kHardened;
-// A freed slot goes to the front or second place of its block's free list at
-// random, so the next allocation's address is not predictable from the last free.
+// The quarantine releases each batch in a random order (hardened.cpp,
+// drain_quarantine), so the next allocation's address is not predictable
+// from the last free.
 inline constexpr bool kRandomSlots = kHardened;
 
 // Guard pages (PROT_NONE), so that a linear overflow faults at once: the last

@@ -1,7 +1,7 @@
 // The hardened build's malloc and free (hardened.hpp): canaries, zeroing and
 // verifying, the quarantine, size checks. The free-list encoding and the
 // keyed freed tag live with the free lists (segment.hpp); the random slot
-// choice with them too (PerThreadHeap::push_local).
+// choice is the quarantine's release order (drain_quarantine).
 #include "hardened.hpp"
 
 #include <cerrno>
