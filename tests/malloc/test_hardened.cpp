@@ -249,6 +249,29 @@ TEST(StrataHardened, FreedObjectsOfEverySlotSizeAreZeroed) {
   }
 }
 
+TEST_F(StrataHardenedDeathTest, FreesAcrossMoreSegmentsThanTheThreadRemembers) {
+  // hardened_free remembers the small segments the area map vouched for, a
+  // few per thread by segment number: objects spread over more segments than
+  // that, freed in an order that hops between them, are all freed correctly,
+  // and a bad pointer in a remembered segment is still reported.
+  constexpr std::size_t kSize = 4000;
+  std::vector<char*> objects(12 * cfg::kSegmentSize / kSize);
+  for (auto& p : objects) p = static_cast<char*>(strata_malloc(kSize));
+  // Consecutive frees about a segment apart (12 groups of a segment's worth).
+  const std::size_t per_group = objects.size() / 12;
+  for (std::size_t j = 0; j < per_group; ++j) {
+    for (std::size_t group = 0; group < 12; ++group) {
+      char*& p = objects[group * per_group + j];
+      strata_free(p);
+      p = static_cast<char*>(strata_malloc(kSize));
+      std::memset(p, 1, kSize);
+    }
+  }
+  EXPECT_DEATH(strata_free(objects[5] + 16), line("invalid free of", objects[5] + 16));
+  for (std::size_t i = 0; i < objects.size(); i += 2) strata_free(objects[i]);
+  for (std::size_t i = 1; i < objects.size(); i += 2) strata_free(objects[i]);
+}
+
 TEST(StrataHardened, QuarantineDelaysReuse) {
   void* p = strata_malloc(96);
   strata_free(p);
