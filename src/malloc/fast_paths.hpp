@@ -76,7 +76,7 @@ inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) no
   if constexpr (cfg::kHardened) return hardened_allocate(size);
   if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
     PerThreadHeap* heap = tl_heap;
-    Page* page = heap->current[heap->class_index[(size + cfg::kMinAlign - 1) / cfg::kMinAlign]];
+    Page* page = heap->by_size[(size + cfg::kMinAlign - 1) / cfg::kMinAlign];
     // The block's free list first (a block that churns serves every malloc
     // from it), then the open fresh memory: one test on the common path.
     if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {
