@@ -115,7 +115,8 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept 
       asm("" ::: "memory");
       b->tag = freed_tag(page);
       page->free = b;
-      if (STRATA_UNLIKELY(--page->until_trigger == 0) && page != heap->current[page->cls]) heap->on_trigger(page);
+      // (The class's current block never meets its trigger: sync_current.)
+      if (STRATA_UNLIKELY(--page->until_trigger == 0)) heap->on_trigger(page);
       return;
     }
     heap->free_local_slow(page, p);

@@ -186,9 +186,19 @@ void* PerThreadHeap::malloc_small(std::size_t cls) noexcept {
   }
 }
 
+// The trigger of the block malloc takes from (current[cls]): beyond any count
+// of objects, so its frees never meet it. Its emptying is ignored anyway
+// (page_emptied), and the owner's free then needs no test for it.
+constexpr std::uint16_t kFrontTrigger = 0xFFFF;
+static_assert(kBlockObjectBytes / cfg::kMinAlign < kFrontTrigger);
+
 void PerThreadHeap::sync_current(std::size_t cls) noexcept {
   Page* front = queues[cls].available.front();
   Page* page = (front && !checked_mode()) ? front : &g_empty_page;
+  Page* old = current[cls];
+  if (old == page) return;
+  if (old != &g_empty_page && old->trigger == kFrontTrigger) old->set_trigger(0);
+  if (page != &g_empty_page) page->set_trigger(kFrontTrigger);
   current[cls] = page;
   for (std::size_t slot = kClassFirstSlot[cls]; slot <= kClassSize[cls] / cfg::kMinAlign; ++slot) by_size[slot] = page;
 }
