@@ -5,7 +5,7 @@
 // exported name to the fast path).
 //
 // A malloc of a small size is a thread-local load, a table lookup and a
-// pointer bump; a free of the thread's own small object is a mask, a compare
+// free-list pop (or a pointer bump); a free of the thread's own small object is a mask, a compare
 // and a push. Everything else leaves through a noinline slow path.
 #pragma once
 #include <cerrno>
