@@ -28,15 +28,17 @@ std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcep
   return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));
 }
 
-// Will allocate_inline(size) bump into memory no object ever used? A block's
-// fresh memory is zero past the OS pages its earlier lives reached
-// (touched_pages: 0 for memory fresh from the OS or discarded). False for the
-// empty page (checked mode, no heap yet, a class without a block).
+// Will allocate_inline(size) bump into memory no object ever used? It bumps
+// only when the block's free list is empty. A block's fresh memory is zero
+// past the OS pages its earlier lives reached (touched_pages: 0 for memory
+// fresh from the OS or discarded). False for the empty page (checked mode, no
+// heap yet, a class without a block).
 bool next_small_is_zero(std::size_t size) noexcept {
   const Page* page = tl_heap->current[class_of(size)];
   char* next = page->bump;
   auto offset = reinterpret_cast<std::uintptr_t>(next) & (cfg::kPageSize - 1);
-  return next != page->bump_end && offset >= std::size_t{page->touched_pages} * cfg::kOsPageSize;
+  return page->free == nullptr && next != page->bump_end &&
+         offset >= std::size_t{page->touched_pages} * cfg::kOsPageSize;
 }
 }  // namespace
 

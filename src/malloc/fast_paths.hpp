@@ -5,7 +5,7 @@
 // exported name to the fast path).
 //
 // A malloc of a small size is a thread-local load, a table lookup and a
-// pointer bump; a free of the thread's own small object is a mask, a compare
+// free-list pop (or a pointer bump); a free of the thread's own small object is a mask, a compare
 // and a push. Everything else leaves through a noinline slow path.
 #pragma once
 #include <cerrno>
@@ -76,19 +76,20 @@ inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) no
   if constexpr (cfg::kHardened) return hardened_allocate(size);
   if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
     PerThreadHeap* heap = tl_heap;
-    Page* page = heap->current[heap->class_index[(size + cfg::kMinAlign - 1) / cfg::kMinAlign]];
-    char* p = page->bump;
-    if (STRATA_LIKELY(p != page->bump_end)) {  // reap: fresh memory first
-      page->bump = p + page->block_size;
-      ++page->until_trigger;
-      reinterpret_cast<FreeBlock*>(p)->tag = nullptr;  // a reused block's memory holds old tags
-      return p;
-    }
-    if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {  // then the block's free list
+    Page* page = heap->by_size[(size + cfg::kMinAlign - 1) / cfg::kMinAlign];
+    // The block's free list first (a block that churns serves every malloc
+    // from it), then the open fresh memory: one test on the common path.
+    if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {
       page->free = b->next_block();
       ++page->until_trigger;
       b->tag = nullptr;
       return b;
+    }
+    if (char* p = page->bump; STRATA_LIKELY(p != page->bump_end)) {
+      page->bump = p + page->block_size;
+      ++page->until_trigger;
+      reinterpret_cast<FreeBlock*>(p)->tag = nullptr;  // a reused block's memory holds old tags
+      return p;
     }
   }
   return allocate_slow(size);
@@ -114,7 +115,8 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept 
       asm("" ::: "memory");
       b->tag = freed_tag(page);
       page->free = b;
-      if (STRATA_UNLIKELY(--page->until_trigger == 0) && page != heap->current[page->cls]) heap->on_trigger(page);
+      // (The class's current block never meets its trigger: sync_current.)
+      if (STRATA_UNLIKELY(--page->until_trigger == 0)) heap->on_trigger(page);
       return;
     }
     heap->free_local_slow(page, p);

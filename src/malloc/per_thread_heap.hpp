@@ -92,15 +92,16 @@ struct PerThreadHeap {
   struct NoThreadTag {};
   constexpr explicit PerThreadHeap(NoThreadTag) noexcept : current{} {
     for (Page*& c : current) c = &g_empty_page;
+    for (Page*& c : by_size) c = &g_empty_page;
   }
 
   // Fast path table: the front of each class's available list (or &g_empty_page;
   // always &g_empty_page in checked mode, which sends every malloc to the slow path).
   Page* current[kClassCount];
-  // kClassIndex, copied into every heap: malloc then finds a size's class
-  // relative to the heap pointer it has in a register already, where the
-  // global table costs a rip-relative lea first (shared-library code).
-  std::array<std::uint8_t, kClassIndexSlots> class_index = kClassIndex;
+  // current[], indexed by (size + 15) / 16 as kClassIndex is: malloc finds a
+  // size's block with one load, not a class lookup and then a load (every
+  // slot of a class points where current[cls] does; sync_current).
+  Page* by_size[kClassIndexSlots];
   ClassQueue queues[kClassCount];
   PageList empty_pages;         // retained empty blocks, most recently emptied first
   // The owner's activity, which free_remote reads to decide whether a block it

@@ -54,6 +54,16 @@ inline constexpr std::size_t class_of(std::size_t size) noexcept {
   return kClassIndex[(size + cfg::kMinAlign - 1) / cfg::kMinAlign];
 }
 
+// The first slot of kClassIndex that maps to each class (its last is
+// kClassSize[cls] / kMinAlign).
+constexpr std::array<std::uint16_t, kClassCount> make_class_first_slot() {
+  std::array<std::uint16_t, kClassCount> first{};
+  for (std::size_t slot = kClassIndexSlots; slot-- > 0;) first[kClassIndex[slot]] = static_cast<std::uint16_t>(slot);
+  return first;
+}
+
+inline constexpr auto kClassFirstSlot = make_class_first_slot();
+
 static_assert(kClassCount <= 255, "class numbers fit a byte");
 static_assert(kClassSize[kClassCount - 1] == cfg::kSmallMax);
 static_assert(class_of(0) == 0 && class_of(16) == 0 && class_of(17) == 1);

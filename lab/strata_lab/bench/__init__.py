@@ -1,8 +1,8 @@
 """strata-lab bench: the benchmarks, one module each, on the lab's runner,
 allocator registry, statistics and Valgrind parsing (docs/lab.md, "Benchmarks")."""
-from . import layers, malloc, reap, shims
+from . import layers, malloc, pairs, reap, shims
 
-BENCHMARKS = {"layers": layers, "reap": reap, "malloc": malloc, "shims": shims}
+BENCHMARKS = {"layers": layers, "reap": reap, "malloc": malloc, "pairs": pairs, "shims": shims}
 
 
 def add_parsers(parser) -> None:
