@@ -304,10 +304,10 @@ __attribute__((noinline)) void* allocate_not_small(std::size_t size) noexcept {
 void* hardened_allocate(std::size_t size) noexcept {
   if (STRATA_UNLIKELY(size > cfg::kSmallMax - cfg::kCanaryBytes)) return allocate_not_small(size);
   PerThreadHeap* heap = tl_heap;
-  std::size_t cls = heap->class_index[(size + cfg::kCanaryBytes + cfg::kMinAlign - 1) / cfg::kMinAlign];  // class_of
-  Page* page = heap->current[cls];
+  const std::size_t slot = (size + cfg::kCanaryBytes + cfg::kMinAlign - 1) / cfg::kMinAlign;  // as class_of
+  Page* page = heap->by_size[slot];
   void* p = take_from_front(page);
-  if (STRATA_UNLIKELY(!p)) return allocate_small_slow(cls, size);
+  if (STRATA_UNLIKELY(!p)) return allocate_small_slow(kClassIndex[slot], size);
   return hand_out(p, page, size);
 }
 
