@@ -198,8 +198,23 @@ inline constexpr std::size_t kGuardMappingsCheckEvery = 1024;  // guards set bet
 // takes, not beside an 8 KiB one's (bench/malloc's xfree, 10% of its objects
 // 8-16 KiB, ran 20x slower with a guard on each).
 inline constexpr std::size_t kLargeGuardMin = 64 * 1024;
+// Use after free of those large objects: free makes the first whole pages of
+// an object (up to kLargeFreedProtectBytes) inaccessible, keeping their
+// contents (mprotect: no page faults when the memory is reused), so that a
+// read or a write there faults, and the object waits in its arena's
+// quarantine, out of reuse, until kLargeQuarantineSlots later frees of the
+// arena or kLargeQuarantineBytes of them have come (hardened_malloc's region
+// quarantine; large_heap.cpp). Two system calls per object: bench/malloc's
+// large ran 1.86x the default build's time instead of 1.47x (docs/libstrata.md).
+// Only the first pages, because the cost is the calls, not the range: the
+// whole object made the same run 2.6x (the kernel walks every page table
+// entry), guard markers over it 11x (its pages faulted in again at reuse).
+inline constexpr std::size_t kLargeQuarantineSlots = kGuardPages ? 8 : 0;
+inline constexpr std::size_t kLargeQuarantineBytes = 16 * 1024 * 1024;
+inline constexpr std::size_t kLargeFreedProtectBytes = 64 * 1024;
 
 static_assert(kPageSize % kOsPageSize == 0);
+static_assert(kLargeFreedProtectBytes % kOsPageSize == 0);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);
 static_assert(kLargeDirtyKept < kLargeDirtyLimit);

@@ -208,18 +208,38 @@ int install_guard_marker(void* ptr, std::size_t bytes) noexcept {
   return 0;
 }
 
+namespace {
+// mprotect PROT_NONE, unless the process is near cfg::kGuardMappingsMax mappings
+// (each protected range splits one; counted every few calls).
+bool protect_splitting(void* ptr, std::size_t bytes) noexcept {
+  if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % cfg::kGuardMappingsCheckEvery == 0)
+    g_guards_allowed.store(count_mappings() < cfg::kGuardMappingsMax, std::memory_order_relaxed);
+  return g_guards_allowed.load(std::memory_order_relaxed) && ::mprotect(ptr, bytes, PROT_NONE) == 0;
+}
+}  // namespace
+
 bool protect_guard(void* ptr, std::size_t bytes) noexcept {
   int saved = errno;
   int marker = install_guard_marker(ptr, bytes);
   if (marker == 1) return true;
-  if (marker == -1) {
-    if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % cfg::kGuardMappingsCheckEvery == 0)
-      g_guards_allowed.store(count_mappings() < cfg::kGuardMappingsMax, std::memory_order_relaxed);
-    if (g_guards_allowed.load(std::memory_order_relaxed) && ::mprotect(ptr, bytes, PROT_NONE) == 0) return true;
-  }
+  if (marker == -1 && protect_splitting(ptr, bytes)) return true;
   g_guards_refused.fetch_add(1, std::memory_order_relaxed);
   errno = saved;
   return false;
+}
+
+bool protect_freed(void* ptr, std::size_t bytes) noexcept {
+  int saved = errno;  // free() must not change errno
+  bool done = protect_splitting(ptr, bytes);
+  if (!done) g_guards_refused.fetch_add(1, std::memory_order_relaxed);
+  errno = saved;
+  return done;
+}
+
+void unprotect_freed(void* ptr, std::size_t bytes) noexcept {
+  int saved = errno;
+  if (::mprotect(ptr, bytes, PROT_READ | PROT_WRITE) != 0) report_misuse("cannot make freed memory usable again at", ptr);
+  errno = saved;
 }
 
 void unprotect_guard(void* ptr, std::size_t bytes) noexcept {

@@ -54,6 +54,13 @@ bool protect_guard(void* ptr, std::size_t bytes) noexcept;
 // Read-write again; harmless on pages that are not a guard. Aborts if the
 // kernel refuses (the memory would be unusable).
 void unprotect_guard(void* ptr, std::size_t bytes) noexcept;
+// The hardened build's freed large and huge objects: [ptr, ptr+bytes), whole
+// OS pages, become inaccessible but keep their pages and contents (mprotect:
+// reusing them later faults nothing in again, as guard markers would). False
+// when they stay read-write (the mapping limit of protect_guard, or the kernel
+// refused). unprotect_freed: read-write again; aborts if the kernel refuses.
+bool protect_freed(void* ptr, std::size_t bytes) noexcept;
+void unprotect_freed(void* ptr, std::size_t bytes) noexcept;
 std::size_t guards_refused() noexcept;  // protect_guard calls that returned false
 bool guards_split_mappings() noexcept;  // mprotect, not guard markers
 // Tests: mprotect from now on (a process with no guard set yet, or a child
