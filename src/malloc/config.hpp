@@ -66,6 +66,15 @@ inline constexpr std::size_t kHugePagesFromRegion = 2;
 // A thread frees another arena's large chunk without its lock, onto the
 // arena's deferred list, while that list holds less than this.
 inline constexpr std::size_t kLargeDeferredBytes = 1024 * 1024;
+// glibc's dynamic mmap threshold, for what it catches: glibc unmaps a freed
+// chunk of its mmap threshold (128 KiB at first) or more, so that a read of
+// it faults, and raises the threshold to that chunk's size. A large object of
+// kLargeEraseFrom bytes or more has its whole pages discarded on free (they
+// read as zeros: its contents do not leak), and kLargeEraseFrom rises to
+// 1/8 above its size: a program's first frees of ever bigger objects pay a
+// system call and the page faults of their reuse, at most ~24 of them
+// (128 KiB to 2 MiB, 12.5% a step), and then no more.
+inline constexpr std::size_t kLargeEraseFrom = 128 * 1024;
 
 // ---- Returning memory (Vam §3.6, with hysteresis) ---------------------------
 // A thread heap keeps up to this many empty page blocks resident (dirty) before
