@@ -101,10 +101,10 @@ char* guard_of(Chunk* c) noexcept {
 
 // A guarded chunk's protected pages while it is quarantined: the object's
 // first whole pages, up to cfg::kLargeFreedProtectBytes. The page holding the
-// header stays accessible (neighbours read it when they coalesce, a second
-// free reads it).
+// header and the free-list links stays accessible (neighbours read the header
+// when they coalesce, a second free reads it, a deferred free links the chunk).
 char* freed_pages_of(Chunk* c) noexcept {
-  return reinterpret_cast<char*>(page_up(reinterpret_cast<std::uintptr_t>(c->payload())));
+  return reinterpret_cast<char*>(page_up(reinterpret_cast<std::uintptr_t>(c) + kMinChunk));
 }
 std::size_t freed_bytes_of(Chunk* c) noexcept {
   auto whole = static_cast<std::size_t>(guard_of(c) - freed_pages_of(c));

@@ -128,8 +128,9 @@ char read_byte(const char* at) {
   return *static_cast<const volatile char*>(at);
 }
 
+// The first whole page after the chunk's header and free-list links (32 bytes).
 char* first_freed_page(char* p) {
-  return reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(p) + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1));
+  return reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(p) + 16 + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1));
 }
 
 TEST_F(GuardPagesDeathTest, ReadAndWriteAfterFreeOfALargeObjectFault) {
