@@ -68,13 +68,14 @@ inline constexpr std::size_t kHugePagesFromRegion = 2;
 inline constexpr std::size_t kLargeDeferredBytes = 1024 * 1024;
 // glibc's dynamic mmap threshold, for what it catches: glibc unmaps a freed
 // chunk of its mmap threshold (128 KiB at first) or more, so that a read of
-// it faults, and raises the threshold to that chunk's size. A large object of
-// kLargeEraseFrom bytes or more has its whole pages discarded on free (they
-// read as zeros: its contents do not leak), and kLargeEraseFrom rises to
-// 1/8 above its size: a program's first frees of ever bigger objects pay a
-// system call and the page faults of their reuse, at most ~24 of them
-// (128 KiB to 2 MiB, 12.5% a step), and then no more.
-inline constexpr std::size_t kLargeEraseFrom = 128 * 1024;
+// it faults, and raises the threshold to that chunk's size, up to 32 MiB. A
+// large or huge object of kEraseFrom bytes or more has its whole pages
+// discarded on free (they read as zeros: its contents do not leak), and
+// kEraseFrom rises to 1/8 above its size, up to kEraseUpTo: a program's first
+// frees of ever bigger objects pay a system call and the page faults of their
+// reuse, at most ~45 of them (12.5% a step from 128 KiB to 32 MiB), then no more.
+inline constexpr std::size_t kEraseFrom = 128 * 1024;
+inline constexpr std::size_t kEraseUpTo = 32 * 1024 * 1024;
 
 // ---- Returning memory (Vam §3.6, with hysteresis) ---------------------------
 // A thread heap keeps up to this many empty page blocks resident (dirty) before

@@ -226,19 +226,6 @@ LargeRegion* region_of(const void* p) noexcept { return reinterpret_cast<LargeRe
 
 bool in_guarded_arena(const void* p) noexcept { return region_of(p)->arena->guarded(); }
 
-// cfg::kLargeEraseFrom, raised by each erasing free (the arenas share it).
-std::atomic<std::size_t> g_erase_from{cfg::kLargeEraseFrom};
-
-// glibc's unmap-on-free of its first big chunks (cfg::kLargeEraseFrom): the
-// whole pages of a freed object of c's size are discarded, once per size step.
-// c is still flagged in use: no one else touches its pages meanwhile.
-void erase_if_first_of_its_size(Chunk* c) noexcept {
-  std::size_t size = c->size();
-  std::size_t from = g_erase_from.load(std::memory_order_relaxed);
-  if (size < from) return;
-  if (!g_erase_from.compare_exchange_strong(from, size + size / 8 + 1, std::memory_order_relaxed)) return;
-  discard(c->payload(), size - kHeader);
-}
 
 // Where a thread's objects of `size` go: its arena, or that arena's guarded twin.
 LargeArena& arena_for(const LargeArena& arena, std::size_t size) noexcept {
@@ -660,8 +647,8 @@ void large_free(void* p, const LargeArena& mine) noexcept {
     } else {
       unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
     }
-  } else {
-    erase_if_first_of_its_size(c);
+  } else if (first_free_of_its_size(c->size())) {  // glibc's unmap of its first big chunks
+    discard(c->payload(), c->size() - kHeader);  // c is still flagged in use: no one else touches it
   }
   home->release(c, home != &mine && home != &arena_for(mine, cfg::kLargeGuardMin));
 }

@@ -286,6 +286,16 @@ std::uint32_t coarse_clock_ms() noexcept {
   return static_cast<std::uint32_t>(ms);
 }
 
+namespace {
+std::atomic<std::size_t> g_erase_from{cfg::kEraseFrom};
+}  // namespace
+
+bool first_free_of_its_size(std::size_t bytes) noexcept {
+  std::size_t from = g_erase_from.load(std::memory_order_relaxed);
+  if (bytes < from || from > cfg::kEraseUpTo) return false;
+  return g_erase_from.compare_exchange_strong(from, bytes + bytes / 8 + 1, std::memory_order_relaxed);
+}
+
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
 std::size_t mapped_bytes() noexcept { return g_mapped_bytes.load(std::memory_order_relaxed); }
 

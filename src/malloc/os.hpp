@@ -71,6 +71,10 @@ void use_mprotect_guards() noexcept;
 // rounded inwards to OS pages. Counted in discarded_os_pages().
 void discard(void* ptr, std::size_t bytes) noexcept;
 std::size_t discarded_os_pages() noexcept;
+// glibc's unmap-on-free of its first big chunks (cfg::kEraseFrom): true when
+// a freed object of `bytes` is the first at or above the threshold, which
+// then rises above it; the caller discards the object's pages.
+bool first_free_of_its_size(std::size_t bytes) noexcept;
 std::size_t mapped_bytes() noexcept;  // currently mapped by the allocator
 
 // Fault in the OS pages inside [ptr, ptr+bytes) (rounded inwards) writable,
