@@ -215,7 +215,8 @@ inline constexpr std::size_t kLargeGuardMin = 64 * 1024;
 // quarantine, out of reuse, until kLargeQuarantineSlots later frees of the
 // arena or kLargeQuarantineBytes of them have come (hardened_malloc's region
 // quarantine; large_heap.cpp). Two system calls per object: bench/malloc's
-// large ran 1.86x the default build's time instead of 1.47x (docs/libstrata.md).
+// large ran 1.77x the default build's time instead of 1.38x (+28%; 0 slots
+// turns it off; docs/libstrata.md, "Guard pages").
 // Only the first pages, because the cost is the calls, not the range: the
 // whole object made the same run 2.6x (the kernel walks every page table
 // entry), guard markers over it 11x (its pages faulted in again at reuse).
