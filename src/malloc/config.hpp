@@ -66,6 +66,16 @@ inline constexpr std::size_t kHugePagesFromRegion = 2;
 // A thread frees another arena's large chunk without its lock, onto the
 // arena's deferred list, while that list holds less than this.
 inline constexpr std::size_t kLargeDeferredBytes = 1024 * 1024;
+// glibc's dynamic mmap threshold, for what it catches: glibc unmaps a freed
+// chunk of its mmap threshold (128 KiB at first) or more, so that a read of
+// it faults, and raises the threshold to that chunk's size, up to 32 MiB. A
+// large or huge object of kEraseFrom bytes or more has its whole pages
+// discarded on free (they read as zeros: its contents do not leak), and
+// kEraseFrom rises to 1/8 above its size, up to kEraseUpTo: a program's first
+// frees of ever bigger objects pay a system call and the page faults of their
+// reuse, at most ~45 of them (12.5% a step from 128 KiB to 32 MiB), then no more.
+inline constexpr std::size_t kEraseFrom = 128 * 1024;
+inline constexpr std::size_t kEraseUpTo = 32 * 1024 * 1024;
 
 // ---- Returning memory (Vam §3.6, with hysteresis) ---------------------------
 // A thread heap keeps up to this many empty page blocks resident (dirty) before
@@ -199,8 +209,24 @@ inline constexpr std::size_t kGuardMappingsCheckEvery = 1024;  // guards set bet
 // takes, not beside an 8 KiB one's (bench/malloc's xfree, 10% of its objects
 // 8-16 KiB, ran 20x slower with a guard on each).
 inline constexpr std::size_t kLargeGuardMin = 64 * 1024;
+// Use after free of those large objects: free makes the first whole pages of
+// an object (up to kLargeFreedProtectBytes) inaccessible, keeping their
+// contents (mprotect: no page faults when the memory is reused), so that a
+// read or a write there faults, and the object waits in its arena's
+// quarantine, out of reuse, until kLargeQuarantineSlots later frees of the
+// arena or kLargeQuarantineBytes of them have come (hardened_malloc's region
+// quarantine; large_heap.cpp). Two system calls per object: bench/malloc's
+// large ran 1.77x the default build's time instead of 1.38x (+28%; 0 slots
+// turns it off; docs/libstrata.md, "Guard pages").
+// Only the first pages, because the cost is the calls, not the range: the
+// whole object made the same run 2.6x (the kernel walks every page table
+// entry), guard markers over it 11x (its pages faulted in again at reuse).
+inline constexpr std::size_t kLargeQuarantineSlots = kGuardPages ? 8 : 0;
+inline constexpr std::size_t kLargeQuarantineBytes = 16 * 1024 * 1024;
+inline constexpr std::size_t kLargeFreedProtectBytes = 64 * 1024;
 
 static_assert(kPageSize % kOsPageSize == 0);
+static_assert(kLargeFreedProtectBytes % kOsPageSize == 0);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);
 static_assert(kLargeDirtyKept < kLargeDirtyLimit);

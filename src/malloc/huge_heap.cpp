@@ -486,6 +486,7 @@ void huge_free(void* p) noexcept {
     g_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   }
   header->segment.kind = SegmentKind{0};  // a second free of p is seen in checked mode
+  if (first_free_of_its_size(bytes)) discard(p, bytes - static_cast<std::size_t>(static_cast<char*>(p) - reinterpret_cast<char*>(header)));
   area_remove(header);
   if (header->region == kNoRegion) {
     if (reinterpret_cast<char*>(p) - reinterpret_cast<char*>(header) < static_cast<std::ptrdiff_t>(kSegment)) {

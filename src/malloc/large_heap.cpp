@@ -81,11 +81,14 @@ constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
 // the work such an object takes; smaller objects' arenas make none). In a
 // guarded arena the last whole OS page of an in-use chunk is its guard, right
 // after the object, which ends against it as far as the alignment allows.
-// free lifts it before the chunk can coalesce, so a free chunk never holds a
-// guard and coalescing, purging and carving never meet one. (Making freed
-// chunks inaccessible too, to catch use after free, cost a third system call
-// per object and the unguarding of whatever a new object is carved from:
-// bench/malloc's large ran 1.6x the default build's time.)
+// free makes the object's first whole pages inaccessible too (use after
+// free) and puts the chunk in its arena's quarantine
+// (LargeArena::quarantine_locked); when it leaves, they and the guard are
+// lifted before the chunk can coalesce, so a free
+// chunk never holds a guard and coalescing, purging and carving never meet
+// one. (Leaving freed chunks protected in the bins instead cost the
+// unguarding of whatever a new object is carved from: bench/malloc's large
+// ran 1.6x the default build's time.)
 constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
 bool in_guarded_arena(const void* p) noexcept;
 
@@ -94,6 +97,18 @@ std::uintptr_t page_up(std::uintptr_t a) noexcept { return page_down(a + cfg::kO
 
 char* guard_of(Chunk* c) noexcept {
   return reinterpret_cast<char*>(page_down(reinterpret_cast<std::uintptr_t>(c) + c->size()) - kGuard);
+}
+
+// A guarded chunk's protected pages while it is quarantined: the object's
+// first whole pages, up to cfg::kLargeFreedProtectBytes. The page holding the
+// header and the free-list links stays accessible (neighbours read the header
+// when they coalesce, a second free reads it, a deferred free links the chunk).
+char* freed_pages_of(Chunk* c) noexcept {
+  return reinterpret_cast<char*>(page_up(reinterpret_cast<std::uintptr_t>(c) + kMinChunk));
+}
+std::size_t freed_bytes_of(Chunk* c) noexcept {
+  auto whole = static_cast<std::size_t>(guard_of(c) - freed_pages_of(c));
+  return whole < cfg::kLargeFreedProtectBytes ? whole : cfg::kLargeFreedProtectBytes;
 }
 
 std::size_t usable_size_of(Chunk* c) noexcept {
@@ -148,6 +163,8 @@ class LargeArena {
     s.live_objects += live_objects_;
     s.live_bytes += live_bytes_;
     s.free_bytes += free_bytes_;
+    s.quarantined_objects += quarantined_;
+    s.quarantined_bytes += quarantined_bytes_;
     if (spare_limit_ > s.largest_spare_limit) s.largest_spare_limit = spare_limit_;
     if (first_map_) {  // the biggest chunk is in the highest non-empty bin
       unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(first_map_));
@@ -165,6 +182,8 @@ class LargeArena {
   void split_tail(Chunk* c, std::size_t keep) noexcept;
   void purge() noexcept;
   void release_locked(Chunk* c) noexcept;
+  void free_locked(Chunk* c) noexcept;
+  void quarantine_locked(Chunk* c) noexcept;
   void release_deferred() noexcept;
   bool try_defer(Chunk* c) noexcept;
   void defer(Chunk* c) noexcept;
@@ -189,6 +208,13 @@ class LargeArena {
   // by whoever holds the lock next: a free never waits for the lock.
   std::atomic<Chunk*> deferred_{nullptr};
   std::atomic<std::size_t> deferred_bytes_{0};
+  // The hardened build's quarantine of freed guarded chunks (protected, still
+  // flagged in use and freeing): a ring, oldest at quarantine_first_.
+  static constexpr std::size_t kQuarantineRing = cfg::kLargeQuarantineSlots ? cfg::kLargeQuarantineSlots : 1;
+  Chunk* quarantine_[kQuarantineRing] = {};
+  std::size_t quarantine_first_ = 0;
+  std::size_t quarantined_ = 0;
+  std::size_t quarantined_bytes_ = 0;
 };
 
 namespace {
@@ -199,6 +225,7 @@ constinit LargeArena g_guarded_arenas[kGuardedArenas];
 LargeRegion* region_of(const void* p) noexcept { return reinterpret_cast<LargeRegion*>(segment_base(p)); }
 
 bool in_guarded_arena(const void* p) noexcept { return region_of(p)->arena->guarded(); }
+
 
 // Where a thread's objects of `size` go: its arena, or that arena's guarded twin.
 LargeArena& arena_for(const LargeArena& arena, std::size_t size) noexcept {
@@ -447,10 +474,37 @@ void LargeArena::release(Chunk* c, bool foreign) noexcept {
 }
 
 void LargeArena::release_locked(Chunk* c) noexcept {
+  --live_objects_;
+  live_bytes_ -= c->size();
+  if (cfg::kLargeQuarantineSlots && guarded()) {
+    quarantine_locked(c);
+  } else {
+    free_locked(c);
+  }
+}
+
+// c (its pages protected by large_free) joins the quarantine; the oldest
+// chunks leave it, read-write again, into the bins, while it holds
+// kLargeQuarantineSlots chunks or more than kLargeQuarantineBytes with c.
+void LargeArena::quarantine_locked(Chunk* c) noexcept {
+  while (quarantined_ == kQuarantineRing || (quarantined_ && quarantined_bytes_ + c->size() > cfg::kLargeQuarantineBytes)) {
+    Chunk* oldest = quarantine_[quarantine_first_];
+    quarantine_first_ = (quarantine_first_ + 1) % kQuarantineRing;
+    --quarantined_;
+    quarantined_bytes_ -= oldest->size();
+    unprotect_freed(freed_pages_of(oldest), freed_bytes_of(oldest));
+    unprotect_guard(guard_of(oldest), kGuard);
+    free_locked(oldest);
+  }
+  quarantine_[(quarantine_first_ + quarantined_) % kQuarantineRing] = c;
+  ++quarantined_;
+  quarantined_bytes_ += c->size();
+}
+
+// Coalesce c with its free neighbours into the bins (or unmap its region).
+void LargeArena::free_locked(Chunk* c) noexcept {
   LargeRegion* region = region_of(c->payload());
   std::size_t size = c->size();
-  --live_objects_;
-  live_bytes_ -= size;
   Chunk* next = c->next();
   if (!next->in_use()) {  // immediate coalescing, both ways
     remove(next);
@@ -587,7 +641,15 @@ void large_free(void* p, const LargeArena& mine) noexcept {
   // Claim the free: of two racing frees of one object, only one goes on.
   if (__atomic_fetch_or(&c->size_flags, kFreeing, __ATOMIC_RELAXED) & kFreeing) report_freed(Use::kFree, p);
   LargeArena* home = region_of(p)->arena;
-  if (cfg::kGuardPages && home->guarded()) unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
+  if (cfg::kGuardPages && home->guarded()) {
+    if constexpr (cfg::kLargeQuarantineSlots > 0) {
+      (void)protect_freed(freed_pages_of(c), freed_bytes_of(c));  // quarantined by release
+    } else {
+      unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
+    }
+  } else if (first_free_of_its_size(c->size())) {  // glibc's unmap of its first big chunks
+    discard(c->payload(), c->size() - kHeader);  // c is still flagged in use: no one else touches it
+  }
   home->release(c, home != &mine && home != &arena_for(mine, cfg::kLargeGuardMin));
 }
 

@@ -59,6 +59,8 @@ struct LargeStats {
   std::size_t live_bytes = 0;
   std::size_t free_bytes = 0;
   std::size_t largest_free = 0;  // the biggest free chunk
+  std::size_t quarantined_objects = 0;  // hardened: freed, protected, not yet reusable
+  std::size_t quarantined_bytes = 0;
   std::size_t largest_spare_limit = 0;  // empty regions an arena keeps mapped, at most (by demand)
 };
 LargeStats large_stats() noexcept;

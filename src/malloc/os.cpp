@@ -208,18 +208,38 @@ int install_guard_marker(void* ptr, std::size_t bytes) noexcept {
   return 0;
 }
 
+namespace {
+// mprotect PROT_NONE, unless the process is near cfg::kGuardMappingsMax mappings
+// (each protected range splits one; counted every few calls).
+bool protect_splitting(void* ptr, std::size_t bytes) noexcept {
+  if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % cfg::kGuardMappingsCheckEvery == 0)
+    g_guards_allowed.store(count_mappings() < cfg::kGuardMappingsMax, std::memory_order_relaxed);
+  return g_guards_allowed.load(std::memory_order_relaxed) && ::mprotect(ptr, bytes, PROT_NONE) == 0;
+}
+}  // namespace
+
 bool protect_guard(void* ptr, std::size_t bytes) noexcept {
   int saved = errno;
   int marker = install_guard_marker(ptr, bytes);
   if (marker == 1) return true;
-  if (marker == -1) {
-    if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % cfg::kGuardMappingsCheckEvery == 0)
-      g_guards_allowed.store(count_mappings() < cfg::kGuardMappingsMax, std::memory_order_relaxed);
-    if (g_guards_allowed.load(std::memory_order_relaxed) && ::mprotect(ptr, bytes, PROT_NONE) == 0) return true;
-  }
+  if (marker == -1 && protect_splitting(ptr, bytes)) return true;
   g_guards_refused.fetch_add(1, std::memory_order_relaxed);
   errno = saved;
   return false;
+}
+
+bool protect_freed(void* ptr, std::size_t bytes) noexcept {
+  int saved = errno;  // free() must not change errno
+  bool done = protect_splitting(ptr, bytes);
+  if (!done) g_guards_refused.fetch_add(1, std::memory_order_relaxed);
+  errno = saved;
+  return done;
+}
+
+void unprotect_freed(void* ptr, std::size_t bytes) noexcept {
+  int saved = errno;
+  if (::mprotect(ptr, bytes, PROT_READ | PROT_WRITE) != 0) report_misuse("cannot make freed memory usable again at", ptr);
+  errno = saved;
 }
 
 void unprotect_guard(void* ptr, std::size_t bytes) noexcept {
@@ -264,6 +284,16 @@ std::uint32_t coarse_clock_ms() noexcept {
   ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   std::uint64_t ms = static_cast<std::uint64_t>(now.tv_sec) * 1000 + static_cast<std::uint64_t>(now.tv_nsec) / 1000000;
   return static_cast<std::uint32_t>(ms);
+}
+
+namespace {
+std::atomic<std::size_t> g_erase_from{cfg::kEraseFrom};
+}  // namespace
+
+bool first_free_of_its_size(std::size_t bytes) noexcept {
+  std::size_t from = g_erase_from.load(std::memory_order_relaxed);
+  if (bytes < from || from > cfg::kEraseUpTo) return false;
+  return g_erase_from.compare_exchange_strong(from, bytes + bytes / 8 + 1, std::memory_order_relaxed);
 }
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }

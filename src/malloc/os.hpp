@@ -54,6 +54,13 @@ bool protect_guard(void* ptr, std::size_t bytes) noexcept;
 // Read-write again; harmless on pages that are not a guard. Aborts if the
 // kernel refuses (the memory would be unusable).
 void unprotect_guard(void* ptr, std::size_t bytes) noexcept;
+// The hardened build's freed large and huge objects: [ptr, ptr+bytes), whole
+// OS pages, become inaccessible but keep their pages and contents (mprotect:
+// reusing them later faults nothing in again, as guard markers would). False
+// when they stay read-write (the mapping limit of protect_guard, or the kernel
+// refused). unprotect_freed: read-write again; aborts if the kernel refuses.
+bool protect_freed(void* ptr, std::size_t bytes) noexcept;
+void unprotect_freed(void* ptr, std::size_t bytes) noexcept;
 std::size_t guards_refused() noexcept;  // protect_guard calls that returned false
 bool guards_split_mappings() noexcept;  // mprotect, not guard markers
 // Tests: mprotect from now on (a process with no guard set yet, or a child
@@ -64,6 +71,10 @@ void use_mprotect_guards() noexcept;
 // rounded inwards to OS pages. Counted in discarded_os_pages().
 void discard(void* ptr, std::size_t bytes) noexcept;
 std::size_t discarded_os_pages() noexcept;
+// glibc's unmap-on-free of its first big chunks (cfg::kEraseFrom): true when
+// a freed object of `bytes` is the first at or above the threshold, which
+// then rises above it; the caller discards the object's pages.
+bool first_free_of_its_size(std::size_t bytes) noexcept;
 std::size_t mapped_bytes() noexcept;  // currently mapped by the allocator
 
 // Fault in the OS pages inside [ptr, ptr+bytes) (rounded inwards) writable,

@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "config.hpp"
+#include "large_heap.hpp"
 #include "os.hpp"
 #include "segment.hpp"
 #include "strata/strata.h"
@@ -117,6 +119,67 @@ TEST_F(GuardPagesDeathTest, LargeDoubleFreeStillReported) {
   char expected[64];
   std::snprintf(expected, sizeof expected, "double free of %p", static_cast<void*>(p));
   EXPECT_DEATH(strata_free(p), expected);
+}
+
+// Use after free of a large object (cfg::kLargeQuarantineSlots): its first
+// whole pages fault on a read and on a write, while it is quarantined.
+char read_byte(const char* at) {
+  std::signal(SIGSEGV, SIG_DFL);
+  return *static_cast<const volatile char*>(at);
+}
+
+// The first whole page after the chunk's header and free-list links (32 bytes).
+char* first_freed_page(char* p) {
+  return reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(p) + 16 + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1));
+}
+
+TEST_F(GuardPagesDeathTest, ReadAndWriteAfterFreeOfALargeObjectFault) {
+  for (std::size_t size : {std::size_t{65536}, std::size_t{256} << 10, (std::size_t{2} << 20) - 100}) {
+    auto* p = static_cast<char*>(strata_malloc(size));
+    fill(p);
+    strata_free(p);
+    char* page = first_freed_page(p);
+    EXPECT_EXIT(read_byte(page), testing::KilledBySignal(SIGSEGV), "") << size;
+    EXPECT_FAULTS(page) << size;
+    // Up to kLargeFreedProtectBytes are protected; a smaller object's all but its head.
+    std::size_t protect = std::min(cfg::kLargeFreedProtectBytes, static_cast<std::size_t>(p + size - page) & ~(cfg::kOsPageSize - 1));
+    EXPECT_FAULTS(page + protect - 1) << size;
+  }
+}
+
+TEST(GuardPages, FreedLargeObjectsWaitInTheQuarantine) {
+  static_assert(cfg::kLargeQuarantineSlots >= 2);
+  // This thread's arena's quarantine, full of objects of one size.
+  std::size_t before = md::large_stats().quarantined_objects;
+  std::vector<void*> fillers;
+  for (std::size_t i = 0; i < cfg::kLargeQuarantineSlots; ++i) fillers.push_back(strata_malloc(300000));
+  auto* p = static_cast<char*>(strata_malloc(300000));
+  for (void* f : fillers) strata_free(f);
+  EXPECT_GE(md::large_stats().quarantined_objects, std::min(before + cfg::kLargeQuarantineSlots, cfg::kLargeQuarantineSlots));
+  std::size_t full = md::large_stats().quarantined_objects;
+  strata_free(p);
+  EXPECT_EQ(md::large_stats().quarantined_objects, full) << "one in, the oldest out";
+  // Not reused while quarantined: a new object of its size goes elsewhere.
+  auto* q = static_cast<char*>(strata_malloc(300000));
+  EXPECT_NE(q, p);
+  strata_free(q);
+  // kLargeQuarantineSlots later frees push it out: usable to its last byte again.
+  for (std::size_t i = 0; i < cfg::kLargeQuarantineSlots; ++i) strata_free(strata_malloc(300000));
+  md::LargeStats s = md::large_stats();
+  EXPECT_LE(s.quarantined_objects, cfg::kLargeQuarantineSlots);
+  EXPECT_LE(s.quarantined_bytes, cfg::kLargeQuarantineBytes);
+  std::vector<void*> objects;
+  for (std::size_t i = 0; i < 4 * cfg::kLargeQuarantineSlots; ++i) {
+    objects.push_back(strata_malloc(300000));
+    fill(objects.back());
+  }
+  for (void* o : objects) strata_free(o);
+}
+
+TEST(GuardPages, LargeQuarantineHoldsAtMostItsBytes) {
+  // Objects of 1.5 MiB: kLargeQuarantineBytes fills before the slots do.
+  for (int i = 0; i < 40; ++i) strata_free(strata_malloc(std::size_t{3} << 19));
+  EXPECT_LE(md::large_stats().quarantined_bytes, cfg::kLargeQuarantineBytes * cfg::kLargeArenas);
 }
 
 // Objects of one class until one sits in the last slot of its block.

@@ -491,4 +491,35 @@ TEST(StrataHuge, ReallocGrowthAndShrinkKeepTheContents) {
   for (void* k : keep) strata_free(k);
 }
 
+// glibc's unmap-on-free, for what it catches (cfg::kEraseFrom): the first
+// free of a large or huge object of 128 KiB or more discards its pages, so
+// that its contents no longer leak to a read after free; a second free of
+// that size does not (the threshold rose above it), so the cost is bounded.
+// In a fresh process each (the threshold is process-wide): the threadsafe
+// death-test style runs the test alone in a new copy of the binary.
+int erases_first_free_only(std::size_t size) {
+  std::size_t discarded = strata::malloc_detail::discarded_os_pages();
+  auto* p = static_cast<unsigned char*>(strata_malloc(size));
+  std::memset(p, 0x5a, size);
+  strata_free(p);
+  if (strata::malloc_detail::discarded_os_pages() < discarded + size / cfg::kOsPageSize - 1) return 1;
+  const volatile unsigned char* v = p;
+  std::size_t left = 0;
+  for (std::size_t i = 0; i < size; ++i) left += v[i] == 0x5a;
+  if (left > cfg::kOsPageSize) return 2;  // the secret is gone (but the partial page at each end)
+  auto* q = static_cast<unsigned char*>(strata_malloc(size));
+  std::memset(q, 0x5a, size);
+  discarded = strata::malloc_detail::discarded_os_pages();
+  strata_free(q);
+  if (strata::malloc_detail::discarded_os_pages() != discarded) return 3;  // no system call this time
+  return 0;
+}
+
+TEST(StrataLargeDeathTest, FirstFreeOfABigSizeErasesItLikeGlibcsUnmap) {
+  static_assert(cfg::kEraseFrom <= (std::size_t{256} << 10) && (std::size_t{256} << 10) <= cfg::kLargeMax);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(erases_first_free_only(std::size_t{256} << 10)), testing::ExitedWithCode(0), "") << "large";
+  EXPECT_EXIT(std::exit(erases_first_free_only(std::size_t{4} << 20)), testing::ExitedWithCode(0), "") << "huge";
+}
+
 }  // namespace
