@@ -27,7 +27,9 @@
 //   reap    one strata::reap per mesh and a child reap per element pool
 //           (elements of one kind together, as in the custom pools),
 //           elements freed individually, linked in a doubly-linked list per
-//           pool for iteration; clearing the mesh's reap clears its children.
+//           pool for iteration where the mesh iterates (vertices, faces, undo
+//           records; loops are only counted); clearing the mesh's reap clears
+//           its children.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
