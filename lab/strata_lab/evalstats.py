@@ -17,7 +17,8 @@ INT_FIELDS = {"round", "order", "scale", "seed", "peak_rss_bytes", "parent_rss_b
               "references", "distinct_pages", "knee_pages", "peak_working_set",  # [bench.pages]
               "prefetch_memory_pages", "prefetch_misses", "prefetchable"}
 FLOAT_FIELDS = {"program_seconds", "precondition_seconds", "wall_seconds", "fragmentation", "seconds",
-                "average_size", "total_to_peak_bytes", "total_drag", "cpu_seconds"}
+                "average_size", "total_to_peak_bytes", "total_drag", "cpu_seconds",
+                "program_cpu_seconds"}
 
 
 def _typed(row: dict) -> dict:

@@ -247,6 +247,7 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
         "workload": workload.name, "mode": mode, "scale": scale, "seed": seed, "allocator": allocator.name,
         "preset": chosen.name, "status": status, "exit_status": exit_status, "checksum": checksum if ok else None,
         "program_seconds": report["program_ns"] / 1e9 if ok else None,
+        "program_cpu_seconds": report["program_cpu_ns"] / 1e9 if ok else None,
         "precondition_seconds": report["precondition_ns"] / 1e9 if ok else None,
         "wall_seconds": result.wall_ns / 1e9, "cpu_seconds": result.cpu_seconds,
         "peak_rss_bytes": runner.program_peak_rss(result, report),

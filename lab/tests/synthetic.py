@@ -37,7 +37,8 @@ def run_row(workload, mode, allocator, preset, rnd, seconds, *, status="ok", che
             "seed": 1, "allocator": allocator, "preset": preset, "status": status,
             "exit_status": "exited with status 0" if status == "ok" else "killed by SIGSEGV",
             "checksum": checksum if status == "ok" else None, "cpu_seconds": seconds,
-            "program_seconds": seconds if status == "ok" else None, "peak_rss_bytes": rss}
+            "program_seconds": seconds if status == "ok" else None,
+            "program_cpu_seconds": seconds if status == "ok" else None, "peak_rss_bytes": rss}
 
 
 def memory_row(workload, mode, allocator, preset, rnd, in_use, live=1 << 20):

@@ -231,10 +231,11 @@ def test_the_mode_reaches_the_program_and_the_run_reports_everything(tmp_path):
     result = W.run(workload, "naive", 4, 5, "strata", "Adv0")
     assert result["status"] == "ok" and result["checksum"] == "0000000000000045"
     assert set(result) >= {"workload", "mode", "scale", "seed", "allocator", "preset", "status", "exit_status",
-                           "checksum", "program_seconds", "precondition_seconds", "wall_seconds",
+                           "checksum", "program_seconds", "program_cpu_seconds", "precondition_seconds", "wall_seconds",
                            "peak_rss_bytes", "peak_heap_resident_bytes", "kept_bytes", "stderr_tail"}
     assert (result["allocator"], result["preset"], result["kept_bytes"]) == ("strata", "Adv0", 0)
     assert 0 < result["program_seconds"] <= result["wall_seconds"] and result["peak_rss_bytes"] > 0
+    assert 0 < result["program_cpu_seconds"] <= result["cpu_seconds"]   # the shim's share of the process's CPU time
     assert workload.invocation("naive", 4, 5).env == {"FAKE_NAIVE": "1"}
     assert workload.invocation("custom", 4, 5).env == {}
 

@@ -50,6 +50,7 @@ struct Outcome {
   std::uint64_t kept_bytes = 0;
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
+  std::uint64_t end_cpu_ns = 0;  // the process's CPU time when preconditioning ended
 };
 
 Settings g_settings;
@@ -120,7 +121,7 @@ void precondition(const Settings& s, const SizeDistribution& d, Outcome* o) noex
   unmap_lab_memory(slots, n * sizeof(Slot));  // the kept objects stay live: they are never freed
 }
 
-void write_report(const Settings& s, const Outcome& o, std::uint64_t exit_ns) noexcept {
+void write_report(const Settings& s, const Outcome& o, std::uint64_t exit_ns, std::uint64_t exit_cpu_ns) noexcept {
   char path[4096];
   if (!expand_path(s.report, path, sizeof path)) {
     complain("STRATA_LAB_PRECOND_REPORT", "path too long: ", s.report);
@@ -144,9 +145,10 @@ void write_report(const Settings& s, const Outcome& o, std::uint64_t exit_ns) no
       .text(",\n  \"precondition_ns\": ").number(o.end_ns - o.start_ns)
       .text(",\n  \"exit_ns\": ");
   if (exit_ns == 0)
-    out.text("null,\n  \"program_ns\": null\n}\n");
+    out.text("null,\n  \"program_ns\": null,\n  \"program_cpu_ns\": null\n}\n");
   else
     out.text("").number(exit_ns).text(",\n  \"program_ns\": ").number(exit_ns - o.end_ns)
+        .text(",\n  \"program_cpu_ns\": ").number(exit_cpu_ns - o.end_cpu_ns)
         .text(",\n  \"peak_resident_bytes\": ").number(peak_resident_bytes()).text("\n}\n");
   if (!out.commit()) complain("STRATA_LAB_PRECOND_REPORT", "cannot write ", path);
 }
@@ -205,9 +207,10 @@ __attribute__((constructor(101))) void precondition_before_main() {
     precondition(g_settings, distribution, &g_outcome);
   }
   g_outcome.end_ns = monotonic_ns();
+  g_outcome.end_cpu_ns = process_cpu_ns();
   restart_profiler_peaks();
   if (g_settings.report != nullptr)
-    write_report(g_settings, g_outcome, 0);
+    write_report(g_settings, g_outcome, 0, 0);
   else if (g_settings.multiplier > 0)
     say_what_was_done(g_settings, g_outcome);
 }
@@ -219,7 +222,7 @@ __attribute__((destructor)) void record_program_exit() {
   if (::getpid() != g_pid || g_settings.report == nullptr) return;  // a fork child: not the measured program
   if (g_exit_recorded) return;
   g_exit_recorded = true;
-  write_report(g_settings, g_outcome, monotonic_ns());
+  write_report(g_settings, g_outcome, monotonic_ns(), process_cpu_ns());
 }
 
 }  // namespace

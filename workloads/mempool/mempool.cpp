@@ -27,7 +27,9 @@
 //   reap    one strata::reap per mesh and a child reap per element pool
 //           (elements of one kind together, as in the custom pools),
 //           elements freed individually, linked in a doubly-linked list per
-//           pool for iteration; clearing the mesh's reap clears its children.
+//           pool for iteration where the mesh iterates (vertices, faces, undo
+//           records; loops are only counted); clearing the mesh's reap clears
+//           its children.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -36,6 +38,7 @@
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "strata/layers.hpp"
@@ -106,7 +109,7 @@ struct CustomPolicy {
   struct Arena {
     void clear() {}
   };
-  template <class T>
+  template <class T, bool kIterated = true>  // BLI_mempool iterates any pool at no cost per element
   class Pool {
    public:
     explicit Pool(Arena&) {}
@@ -132,7 +135,7 @@ struct NaivePolicy {
   struct Arena {
     void clear() {}
   };
-  template <class T>
+  template <class T, bool kIterated = true>  // the hash set serves bulk free too: every pool keeps it
   class Pool {
     struct alignas(16) Header {
       std::uint64_t serial;
@@ -216,11 +219,13 @@ struct NaivePolicy {
 };
 
 // reap: a child reap per pool under the mesh's reap; elements freed one by
-// one as they die, and a doubly-linked list per pool for iteration.
+// one as they die, and a doubly-linked list per pool for iteration — only in
+// the pools the mesh iterates (a reap cannot walk its objects; the links are
+// the program's, 16 bytes an element).
 struct ReapPolicy {
   using Arena = strata::reap;
   template <class T>
-  class Pool {
+  class ListedPool {
     struct Node {
       Node* prev;
       Node* next;
@@ -228,7 +233,7 @@ struct ReapPolicy {
     };
 
    public:
-    explicit Pool(Arena& mesh) : reap_(mesh) {}
+    explicit ListedPool(Arena& mesh) : reap_(mesh) {}
     T* create() {
       void* p = reap_.malloc(sizeof(Node));
       if (p == nullptr) throw std::bad_alloc();
@@ -270,6 +275,31 @@ struct ReapPolicy {
     Node* tail_ = nullptr;
     std::size_t live_ = 0;
   };
+
+  // A pool nobody iterates: its elements alone, counted.
+  template <class T>
+  class UnlistedPool {
+   public:
+    explicit UnlistedPool(Arena& mesh) : reap_(mesh) {}
+    T* create() {
+      T* t = construct<T>(reap_.malloc(sizeof(T)));
+      ++live_;
+      return t;
+    }
+    void destroy(T* t) {
+      --live_;
+      reap_.free(t);
+    }
+    void clear() { live_ = 0; }  // the mesh clears the reap itself
+    std::size_t size() const { return live_; }
+
+   private:
+    strata::reap reap_;
+    std::size_t live_ = 0;
+  };
+
+  template <class T, bool kIterated = true>
+  using Pool = std::conditional_t<kIterated, ListedPool<T>, UnlistedPool<T>>;
 };
 
 // ------------------------------------------------------------- the sculpt --
@@ -302,8 +332,8 @@ float length(const float a[3], const float b[3]) {
 
 template <class Policy>
 class Mesh {
-  template <class T>
-  using Pool = typename Policy::template Pool<T>;
+  template <class T, bool kIterated = true>
+  using Pool = typename Policy::template Pool<T, kIterated>;
 
  public:
   Mesh(typename Policy::Arena& arena, float split_length, float collapse_length)
@@ -611,7 +641,7 @@ class Mesh {
   typename Policy::Arena& arena_;
   Pool<Vert> verts_;
   Pool<Face> faces_;
-  Pool<Loop> loops_;
+  Pool<Loop, false> loops_;  // reached through faces and disks only: never iterated
   Pool<Undo> undos_;
   const float split_length_, collapse_length_;
   std::uint64_t step_ = 0;

@@ -15,7 +15,7 @@ RESULTS_ROOT = paths.REPO_ROOT / "results"
 
 RUN_FIELDS = ["round", "order", "workload", "kind", "mode", "scale", "seed", "precondition_seed", "env_padding",
               "allocator", "preset", "status", "exit_status", "checksum", "program_seconds", "cpu_seconds",
-              "precondition_seconds", "wall_seconds", "peak_rss_bytes", "parent_rss_bytes", "kept_bytes", "started",
+              "program_cpu_seconds", "precondition_seconds", "wall_seconds", "peak_rss_bytes", "parent_rss_bytes", "kept_bytes", "started",
               "stderr_tail"]
 MEMORY_FIELDS = ["round", "workload", "kind", "mode", "scale", "seed", "precondition_seed", "allocator", "preset",
                  "status", "exit_status", "checksum", "peak_live_bytes", "peak_in_use_bytes", "fragmentation",

@@ -7,6 +7,8 @@ The order of work:
      section's figures and the preconditioner's size distributions;
   3. base rounds: each round runs every cell once, in a shuffled order, so
      runs of different cells interleave and ratios pair runs of one round;
+     a program's cells run back to back (round_order), so the two runs of a
+     pair are seconds apart, not minutes, and share the machine's load;
   4. memory runs of the memory sections' cells, in rounds of their own;
   5. the benchmark programs of [bench.*], interleaved the same way, and the
      misuse suite on the hardening section's allocators (hardening.py);
@@ -31,6 +33,26 @@ from .folder import (BENCH_FIELDS, MEMORY_FIELDS, PROFILE_FIELDS, RUN_FIELDS, VA
 from .plan import Plan, cachegrind_scale, plan, precondition_profile
 from .progress import Interrupt, Progress
 from .valgrind_runs import valgrind_run
+
+
+def round_order(cells: list, rng: random.Random) -> list:
+    """The cells of a round in a shuffled order that keeps each (workload, scale)'s cells together.
+
+    Every ratio the report computes pairs two cells of one program at one scale (modes, allocators or presets
+    against each other). Shuffled one by one, a round's cells spread over minutes, and on a shared machine
+    the two runs of a pair then meet different loads: the pairing no longer cancels the load. Programs in a
+    shuffled order, and each program's cells shuffled, keep both kinds of interleaving."""
+    groups = {}
+    for cell in cells:
+        groups.setdefault((cell.workload, cell.scale), []).append(cell)
+    order = sorted(groups)
+    rng.shuffle(order)
+    out = []
+    for key in order:
+        group = groups[key]
+        rng.shuffle(group)
+        out += group
+    return out
 
 
 class Evaluation:
@@ -126,8 +148,7 @@ class Evaluation:
 
     def timed_round(self, rnd: int, cells: list, logs: dict, progress: Progress, interrupt: Interrupt) -> int:
         """One round of timed runs of cells in a shuffled order; returns how many ran."""
-        cells = list(cells)
-        random.Random(self.config.seed * 7919 + rnd).shuffle(cells)
+        cells = round_order(list(cells), random.Random(self.config.seed * 7919 + rnd))
         ran = 0
         for cell in cells:
             seconds = self._step(f"round {rnd}: {cell.label()}",

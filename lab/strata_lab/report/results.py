@@ -128,13 +128,14 @@ def against_glibc(r: Results, e: dict) -> tuple:
     return values, rows
 
 
-def ratio_claim_estimates(r: Results, claim: claims_module.Claim, pairs: dict, every: bool = True) -> None:
-    """claim.estimates[label] from pairs[label] = (numerator key, denominator key):
+def ratio_claim_estimates(r: Results, claim: claims_module.Claim, pairs: dict, every: bool = True,
+                          metric: str = "program_seconds") -> None:
+    """claim.estimates[label] from pairs[label] = (numerator key, denominator key), paired on metric:
     one interval per label, Bonferroni-corrected when the claim is judged per program."""
     confidence = stats.corrected(stats.CONFIDENCE, len(pairs)) if every else stats.CONFIDENCE
     for label, (top, bottom) in pairs.items():
         claim.cells.update({top, bottom})
-        claim.estimates[label] = stats.ratio(r.ratios(top, bottom), confidence)
+        claim.estimates[label] = stats.ratio(r.ratios(top, bottom, metric), confidence)
     claim.every = every and len(pairs) > 1
 
 
