@@ -34,7 +34,7 @@ std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcep
 // fresh from the OS or discarded). False for the empty page (checked mode, no
 // heap yet, a class without a block).
 bool next_small_is_zero(std::size_t size) noexcept {
-  const Page* page = tl_heap->current[class_of(size)];
+  const Page* page = tl_heap->by_size[(size + cfg::kMinAlign - 1) / cfg::kMinAlign];  // as allocate_inline
   char* next = page->bump;
   auto offset = reinterpret_cast<std::uintptr_t>(next) & (cfg::kPageSize - 1);
   return page->free == nullptr && next != page->bump_end &&

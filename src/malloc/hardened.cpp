@@ -118,15 +118,12 @@ void zero_small_slot(void* object, std::size_t size) noexcept {
 }
 static_assert(sizeof(FreeBlock) == 16);
 
-// Bytes [16, limit) of the slot (past the link and the tag) are zero.
-[[maybe_unused]] bool zero_from_16(const void* object, std::size_t limit) noexcept {
+// The slot's bytes past the link and the tag are zero.
+[[maybe_unused]] bool body_is_zero(const void* object, const Page* page) noexcept {
   const auto* v = static_cast<const Chunk16*>(object);
   Chunk16 any{0, 0};
-  for (std::size_t i = 1, n = limit / sizeof(Chunk16); i < n; ++i) any |= v[i];
+  for (std::size_t i = 1, n = page->block_size / sizeof(Chunk16); i < n; ++i) any |= v[i];
   return (any[0] | any[1]) == 0;
-}
-[[maybe_unused]] bool body_is_zero(const void* object, const Page* page) noexcept {
-  return zero_from_16(object, page->block_size);
 }
 // malloc checks the first cfg::kVerifiedOnReuse bytes only: writes after
 // free mostly hit an object's first fields, and a full check doubled the
@@ -282,9 +279,6 @@ void* take_from_front(Page* page) noexcept {
   return p;
 }
 
-}  // namespace
-
-namespace {
 // Out of line, so that the common path saves no registers for calls.
 __attribute__((noinline)) void* allocate_small_slow(std::size_t cls, std::size_t size) noexcept {
   PerThreadHeap* heap = thread_heap();
@@ -324,9 +318,7 @@ thread_local constinit std::uintptr_t tl_known_segments[kKnownSegments] __attrib
 std::uintptr_t& known_segment(std::uintptr_t base) noexcept {
   return tl_known_segments[(base >> cfg::kSegmentShift) % kKnownSegments];
 }
-}  // namespace
 
-namespace {
 // A free outside the known segments (or of an unaligned pointer). Nothing is
 // read before the area map vouches for the segment: a pointer strata never
 // returned is reported, not a fault.

@@ -84,9 +84,8 @@ constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
 // free makes the object's first whole pages inaccessible too (use after
 // free) and puts the chunk in its arena's quarantine
 // (LargeArena::quarantine_locked); when it leaves, they and the guard are
-// lifted before the chunk can coalesce, so a free
-// chunk never holds a guard and coalescing, purging and carving never meet
-// one. (Leaving freed chunks protected in the bins instead cost the
+// lifted before the chunk can coalesce, so a free chunk never holds a guard
+// and coalescing, purging and carving never meet one. (Leaving freed chunks protected in the bins instead cost the
 // unguarding of whatever a new object is carved from: bench/malloc's large
 // ran 1.6x the default build's time.)
 constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
@@ -225,7 +224,6 @@ constinit LargeArena g_guarded_arenas[kGuardedArenas];
 LargeRegion* region_of(const void* p) noexcept { return reinterpret_cast<LargeRegion*>(segment_base(p)); }
 
 bool in_guarded_arena(const void* p) noexcept { return region_of(p)->arena->guarded(); }
-
 
 // Where a thread's objects of `size` go: its arena, or that arena's guarded twin.
 LargeArena& arena_for(const LargeArena& arena, std::size_t size) noexcept {

@@ -186,7 +186,7 @@ void* PerThreadHeap::malloc_small(std::size_t cls) noexcept {
   }
 }
 
-// The trigger of the block malloc takes from (current[cls]): beyond any count
+// The trigger of the block malloc takes from (current(cls)): beyond any count
 // of objects, so its frees never meet it. Its emptying is ignored anyway
 // (page_emptied), and the owner's free then needs no test for it.
 constexpr std::uint16_t kFrontTrigger = 0xFFFF;
@@ -195,11 +195,10 @@ static_assert(kBlockObjectBytes / cfg::kMinAlign < kFrontTrigger);
 void PerThreadHeap::sync_current(std::size_t cls) noexcept {
   Page* front = queues[cls].available.front();
   Page* page = (front && !checked_mode()) ? front : &g_empty_page;
-  Page* old = current[cls];
+  Page* old = current(cls);
   if (old == page) return;
   if (old != &g_empty_page && old->trigger == kFrontTrigger) old->set_trigger(0);
   if (page != &g_empty_page) page->set_trigger(kFrontTrigger);
-  current[cls] = page;
   for (std::size_t slot = kClassFirstSlot[cls]; slot <= kClassSize[cls] / cfg::kMinAlign; ++slot) by_size[slot] = page;
 }
 
@@ -546,7 +545,6 @@ PerThreadHeap* heap_claim() noexcept {
   heap = new (g_meta_cursor) PerThreadHeap{};
   heap->rng = (g_heap_secret ^ (std::uint64_t{g_heap_count} * 0x9e3779b97f4a7c15)) | 1;
   g_meta_cursor += kHeapStride;
-  for (auto& c : heap->current) c = &g_empty_page;
   for (auto& c : heap->by_size) c = &g_empty_page;
   heap->number = g_heap_count++;
   heap->next_heap = g_heaps;

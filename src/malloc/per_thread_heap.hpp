@@ -90,18 +90,18 @@ struct PerThreadHeap {
   // class slot is &g_empty_page. Threads start out pointing at it, so the fast
   // paths need no null check and free()'s owner compare never matches.
   struct NoThreadTag {};
-  constexpr explicit PerThreadHeap(NoThreadTag) noexcept : current{} {
-    for (Page*& c : current) c = &g_empty_page;
+  constexpr explicit PerThreadHeap(NoThreadTag) noexcept : by_size{} {
     for (Page*& c : by_size) c = &g_empty_page;
   }
 
-  // Fast path table: the front of each class's available list (or &g_empty_page;
-  // always &g_empty_page in checked mode, which sends every malloc to the slow path).
-  Page* current[kClassCount];
-  // current[], indexed by (size + 15) / 16 as kClassIndex is: malloc finds a
-  // size's block with one load, not a class lookup and then a load (every
-  // slot of a class points where current[cls] does; sync_current).
+  // Fast path table, indexed by (size + 15) / 16 as kClassIndex is: the front
+  // of the size's class's available list (or &g_empty_page; always
+  // &g_empty_page in checked mode, which sends every malloc to the slow path).
+  // malloc finds a size's block with one load, not a class lookup and then a
+  // load; every slot of a class points at the same block (sync_current).
   Page* by_size[kClassIndexSlots];
+  // The class's current block: the one every slot of the class points at.
+  Page* current(std::size_t cls) const noexcept { return by_size[kClassFirstSlot[cls]]; }
   ClassQueue queues[kClassCount];
   PageList empty_pages;         // retained empty blocks, most recently emptied first
   // The owner's activity, which free_remote reads to decide whether a block it
@@ -169,7 +169,7 @@ struct PerThreadHeap {
   // Thread exit: collect remote frees, retire empty blocks, keep as many of
   // them resident as the abandoned heaps' budget allows, discard the rest.
   void release_all() noexcept;
-  // Point current[cls] at the front of the available list (or the empty page).
+  // Point the class's slots of by_size at the front of its available list (or the empty page).
   void sync_current(std::size_t cls) noexcept;
   // Allocate the object at the front of `page` or nullptr (also collects remote frees).
   static void* page_take(Page* page) noexcept;

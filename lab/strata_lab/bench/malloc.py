@@ -78,12 +78,9 @@ def add_parser(sub) -> None:
 # ---------------------------------------------------------------------------
 # What runs: checked before anything does.
 
-def choose(args) -> dict:
-    """contender name -> allocators.Allocator, after every option is checked."""
-    common.check_rounds(args.rounds, quick_allows_fewer=True, quick=args.quick)
-    args.workloads = common.names("--workloads", ",".join(WORKLOADS) if args.workloads == "all" else args.workloads,
-                                  list(WORKLOADS))
-    args.programs = [] if args.programs == "none" else common.names("--programs", args.programs, list(PROGRAMS))
+def resolve_contenders(args) -> dict:
+    """contender name -> allocators.Allocator from --peers-dir, --libstrata, --contenders and --baseline
+    (shared with bench pairs)."""
     if args.peers_dir:
         os.environ["STRATA_LAB_PEERS_DIR"] = str(Path(args.peers_dir).resolve())
     if args.libstrata:
@@ -92,6 +89,16 @@ def choose(args) -> dict:
                                              lambda name: REGISTRY_NAME.get(name, name))
     if args.baseline:
         contenders["baseline"] = allocators.resolve(args.baseline, "--baseline")
+    return contenders
+
+
+def choose(args) -> dict:
+    """contender name -> allocators.Allocator, after every option is checked."""
+    common.check_rounds(args.rounds, quick_allows_fewer=True, quick=args.quick)
+    args.workloads = common.names("--workloads", ",".join(WORKLOADS) if args.workloads == "all" else args.workloads,
+                                  list(WORKLOADS))
+    args.programs = [] if args.programs == "none" else common.names("--programs", args.programs, list(PROGRAMS))
+    contenders = resolve_contenders(args)
     args.contenders = list(contenders)
     if args.reference is not None and args.reference not in contenders:
         raise LabError(f"--reference: {args.reference!r} is not among the contenders ({', '.join(contenders)})")

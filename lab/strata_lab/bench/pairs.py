@@ -13,11 +13,10 @@ allocation calls (malloc, calloc, new, aligned forms; realloc counts in the
 instructions, not in the pairs). Markdown table on stdout.
 
 --keep DIR keeps the profiles (with --dump-instr=yes) for callgrind_annotate."""
-import os
 import tempfile
 from pathlib import Path
 
-from .. import allocators, runner, valgrind
+from .. import runner, valgrind
 from ..errors import LabError
 from . import common, malloc
 from .malloc_workloads import WORKLOADS
@@ -60,14 +59,7 @@ def add_parser(sub) -> None:
 def choose(args) -> dict:
     """contender name -> allocators.Allocator, after every option is checked."""
     args.workloads = common.names("--workloads", args.workloads, list(SCALED))
-    if args.peers_dir:
-        os.environ["STRATA_LAB_PEERS_DIR"] = str(Path(args.peers_dir).resolve())
-    if args.libstrata:
-        os.environ["STRATA_LAB_LIBSTRATA"] = str(Path(args.libstrata).resolve())
-    contenders = common.available_allocators("--contenders", args.contenders, malloc.CONTENDERS,
-                                             lambda name: malloc.REGISTRY_NAME.get(name, name))
-    if args.baseline:
-        contenders["baseline"] = allocators.resolve(args.baseline, "--baseline")
+    contenders = malloc.resolve_contenders(args)
     if args.reference not in contenders:
         raise LabError(f"--reference: {args.reference!r} is not among the contenders ({', '.join(contenders)})")
     if "glibc" in contenders:

@@ -52,8 +52,8 @@ class ClearOptimizedHeap : public Super {
  public:
   template <bool kInstrumented = false>
   void* malloc(std::size_t size) noexcept {
-    if (waiting_ != 0 || Super::lent()) {
-      if (Super::lent()) return afterLoan<kInstrumented>(size);
+    if (Super::lent()) return afterLoan<kInstrumented>(size);
+    if (waiting_ != 0) {
       // An exact fit first: the common case of a program that frees and
       // allocates the same sizes, in a handful of instructions and no frame.
       const std::size_t slot = tagged_slot_of(size);
