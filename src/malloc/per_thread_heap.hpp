@@ -41,6 +41,7 @@
 
 #include "checked.hpp"
 #include "config.hpp"
+#include "large_heap.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "segment.hpp"
 #include "size_classes.hpp"
@@ -121,6 +122,7 @@ struct PerThreadHeap {
   PerThreadHeap* next_heap = nullptr;    // registry of all heaps
   PerThreadHeap* next_abandoned = nullptr;
   std::uint32_t number = 0;     // creation order; picks the large arena
+  MediumCache medium;           // medium chunks this thread freed (large_heap.hpp)
   bool abandoned = false;
   std::uint64_t rng = 1;        // the hardened build's random slot choice
   // The hardened build's quarantine (cfg::kQuarantineSlots): freed small
