@@ -168,8 +168,9 @@ struct PerThreadHeap {
   void on_trigger(Page* page) noexcept;
   // A block on the available list whose last object came back.
   void page_emptied(Page* page) noexcept;
-  // Thread exit: collect remote frees, retire empty blocks, keep as many of
-  // them resident as the abandoned heaps' budget allows, discard the rest.
+  // Thread exit: give the medium cache back to the arenas, collect remote
+  // frees, retire empty blocks, keep as many of them resident as the
+  // abandoned heaps' budget allows, discard the rest.
   void release_all() noexcept;
   // Point the class's slots of by_size at the front of its available list (or the empty page).
   void sync_current(std::size_t cls) noexcept;
