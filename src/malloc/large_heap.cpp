@@ -663,9 +663,13 @@ static_assert(medium_class_size(kMediumClasses - 1) == cfg::kMediumMax);
 static_assert(cfg::kClassesPerDoubling == std::size_t{1} << kStepsShift);
 
 // A chunk of the calling thread's cache for class cls, in use again; nullptr
-// if there is none (always so in &g_no_heap and in checked mode, which put nothing there).
+// if there is none (always so in checked mode, which puts nothing there). A
+// thread's first medium malloc claims its heap, as a small one does, so that
+// its frees have a cache to go to.
 void* medium_take(std::size_t cls) noexcept {
-  MediumCache& cache = tl_heap->medium;
+  PerThreadHeap* heap = thread_heap();
+  if (!heap) return nullptr;  // no memory for a heap: the arena may still have some
+  MediumCache& cache = heap->medium;
   auto* c = static_cast<Chunk*>(cache.heads[cls]);
   if (!c) return nullptr;
   cache.heads[cls] = c->free_link.next;
