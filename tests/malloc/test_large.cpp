@@ -194,8 +194,8 @@ TEST(StrataMedium, AFreedChunkServesTheThreadsNextMallocOfItsClass) {
 }
 
 // The bounds: every class size from just above kSmallMax to kMediumMax comes
-// back from the cache; a chunk a class step (1/8) or more above the last class
-// is no medium chunk and is released.
+// back from the cache; a chunk of no class's size (shrunk in place, or a
+// bigger object's) is released.
 TEST(StrataMedium, EveryClassRoundTripsAndBiggerObjectsAreNotCached) {
   std::thread([] {
     for (std::size_t size : {cfg::kSmallMax + 1, std::size_t{12345}, std::size_t{16384}, std::size_t{16385},
@@ -207,11 +207,16 @@ TEST(StrataMedium, EveryClassRoundTripsAndBiggerObjectsAreNotCached) {
       EXPECT_EQ(strata_malloc(size), p) << size;
       strata_free(p);
     }
+    // A chunk realloc shrank in place is no class's size any more: released.
+    void* shrunk = strata_malloc(40000);
+    ASSERT_EQ(strata_realloc(shrunk, 30000), shrunk);
     std::size_t live = large_stats().live_objects;
+    strata_free(shrunk);
+    EXPECT_EQ(large_stats().live_objects, live - 1) << "released at once";
     void* big = strata_malloc(cfg::kMediumMax + cfg::kMediumMax / cfg::kClassesPerDoubling);
-    EXPECT_EQ(large_stats().live_objects, live + 1);
+    live = large_stats().live_objects;
     strata_free(big);
-    EXPECT_EQ(large_stats().live_objects, live) << "released at once";
+    EXPECT_EQ(large_stats().live_objects, live - 1) << "released at once";
   }).join();
 }
 
