@@ -1,6 +1,7 @@
 #include "os.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -51,6 +52,20 @@ void* map_at_hint(std::size_t bytes, std::size_t align) noexcept {
   return platform::map_pages_at(reinterpret_cast<void*>(want), bytes);
 }
 
+namespace {
+// Of the mapping [raw, raw+span), keeps the `bytes` that start where start +
+// offset is aligned to `align`, and unmaps the rest; returns that start.
+std::uintptr_t trim_to_alignment(void* raw, std::size_t span, std::size_t bytes, std::size_t align,
+                                 std::size_t offset = 0) noexcept {
+  auto base = reinterpret_cast<std::uintptr_t>(raw);
+  std::uintptr_t start = ((base + offset + align - 1) & ~(align - 1)) - offset;
+  if (start > base) platform::unmap_pages(raw, start - base);
+  std::uintptr_t tail = start + bytes;
+  if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
+  return start;
+}
+}  // namespace
+
 void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
   if (offset == 0) {
     if (void* p = map_at_hint(bytes, align)) {
@@ -67,11 +82,7 @@ void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noex
   }
   void* raw = platform::map_pages(span);
   if (!raw) return nullptr;
-  auto base = reinterpret_cast<std::uintptr_t>(raw);
-  std::uintptr_t start = ((base + offset + align - 1) & ~(align - 1)) - offset;
-  if (start > base) platform::unmap_pages(raw, start - base);
-  std::uintptr_t tail = start + bytes;
-  if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
+  std::uintptr_t start = trim_to_alignment(raw, span, bytes, align, offset);
   if (offset == 0) g_next_hint.store(start, std::memory_order_relaxed);
   g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(start);
@@ -102,10 +113,37 @@ bool kernel_commits_strictly() noexcept {
 }
 }  // namespace
 
-std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept {
+namespace {
+// RLIMIT_AS, or 0 when there is none.
+std::size_t address_space_limit() noexcept {
   struct rlimit limit{};
-  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return wanted;
-  std::size_t budget = static_cast<std::size_t>(limit.rlim_cur / 8) & ~(granule - 1);
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return static_cast<std::size_t>(limit.rlim_cur);
+}
+
+// The process's address space now (/proc/self/statm; 0 if unknown).
+std::size_t address_space_in_use() noexcept {
+  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[32];
+  ssize_t n = ::read(fd, text, sizeof text);
+  ::close(fd);
+  std::size_t pages = 0;
+  for (ssize_t i = 0; i < n && text[i] >= '0' && text[i] <= '9'; ++i) pages = pages * 10 + static_cast<std::size_t>(text[i] - '0');
+  return pages * platform::page_size();
+}
+
+std::size_t uncarved_range_bytes() noexcept;
+}  // namespace
+
+std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept {
+  std::size_t limit = address_space_limit();
+  if (limit == 0) return wanted;
+  // The segment range's uncarved part is address space no one uses: not
+  // counted against the limit, as it would not be without the range.
+  std::size_t uncarved = uncarved_range_bytes();
+  limit = limit > uncarved ? limit - uncarved : 0;
+  std::size_t budget = (limit / 8) & ~(granule - 1);
   return budget < wanted ? budget : wanted;
 }
 
@@ -118,11 +156,7 @@ void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
   std::size_t span = bytes + align;
   void* raw = platform::map_pages(span, platform::Swap::kUnreserved);
   if (!raw) return nullptr;
-  auto base = reinterpret_cast<std::uintptr_t>(raw);
-  std::uintptr_t start = (base + align - 1) & ~(align - 1);
-  if (start > base) platform::unmap_pages(raw, start - base);
-  std::uintptr_t tail = start + bytes;
-  if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
+  std::uintptr_t start = trim_to_alignment(raw, span, bytes, align);
   g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(start);
 }
@@ -139,6 +173,138 @@ void unmap(void* ptr, std::size_t bytes) noexcept {
   platform::unmap_pages(ptr, bytes);
   g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
 }
+
+// ---- the segment range ----------------------------------------------------
+
+namespace {
+constexpr std::size_t kRangeSegmentsMax = cfg::kSegmentRangeBytes / cfg::kSegmentSize;
+// Under g_range_lock, but for the two counts (address_space_budget reads them).
+pthread_mutex_t g_range_lock = PTHREAD_MUTEX_INITIALIZER;
+bool g_range_tried = false;
+AddressRange g_range;
+std::atomic<std::size_t> g_range_segments{0};
+std::atomic<std::size_t> g_range_carved{0};
+std::uint64_t g_range_used[kRangeSegmentsMax / 64];  // bit i: segment i is carved
+std::size_t g_range_first_free_word = 0;              // no free bit below this word
+
+std::size_t uncarved_range_bytes() noexcept {
+  return (g_range_segments.load(std::memory_order_relaxed) - g_range_carved.load(std::memory_order_relaxed)) *
+         cfg::kSegmentSize;
+}
+
+// Fresh read-only pages, no swap reserved (a read-only private mapping is
+// never charged to the commit limit): at `address` when fixed, else anywhere.
+void* map_read_only(void* address, std::size_t bytes, bool fixed) noexcept {
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (fixed ? MAP_FIXED : 0);
+  void* p = ::mmap(address, bytes, PROT_READ, flags, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void reserve_range_locked() noexcept {
+  if (g_range_tried) return;
+  g_range_tried = true;
+  int saved = errno;
+  std::size_t bytes = address_space_budget(cfg::kSegmentRangeBytes, cfg::kSegmentSize);
+  for (; bytes >= cfg::kSegmentRangeMinBytes; bytes = (bytes / 2) & ~(cfg::kSegmentSize - 1)) {
+    std::size_t span = bytes + cfg::kSegmentSize;
+    if (void* raw = map_read_only(nullptr, span, false)) {
+      g_range.base = trim_to_alignment(raw, span, bytes, cfg::kSegmentSize);
+      g_range.bytes = bytes;
+      g_range_segments.store(bytes / cfg::kSegmentSize, std::memory_order_relaxed);
+      break;
+    }
+  }
+  errno = saved;
+}
+
+// Would a segment mapped on its own fit under RLIMIT_AS? The range's carved
+// segments obey the limit as mapped ones would (a limit set after start-up
+// included: out of memory is still NULL + ENOMEM).
+bool limit_allows_a_segment() noexcept {
+  std::size_t limit = address_space_limit();
+  if (limit == 0) return true;
+  std::size_t in_use = address_space_in_use();
+  std::size_t uncarved = uncarved_range_bytes();
+  if (in_use < uncarved) return true;  // unknown (no /proc): the kernel decides at mprotect
+  return in_use - uncarved + cfg::kSegmentSize <= limit;
+}
+
+// Claims an uncarved segment of the range: its index, or kRangeSegmentsMax.
+std::size_t claim_range_segment() noexcept {
+  pthread_mutex_lock(&g_range_lock);
+  reserve_range_locked();
+  std::size_t segments = g_range_segments.load(std::memory_order_relaxed);
+  std::size_t found = kRangeSegmentsMax;
+  if (g_range_carved.load(std::memory_order_relaxed) < segments && limit_allows_a_segment()) {
+    for (std::size_t w = g_range_first_free_word; w * 64 < segments; ++w) {
+      if (g_range_used[w] == ~std::uint64_t{0}) continue;
+      std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(~g_range_used[w]));
+      if (i >= segments) break;
+      g_range_used[w] |= std::uint64_t{1} << (i % 64);
+      g_range_first_free_word = w;
+      g_range_carved.fetch_add(1, std::memory_order_relaxed);
+      found = i;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_range_lock);
+  return found;
+}
+
+void release_range_segment(std::size_t i) noexcept {
+  pthread_mutex_lock(&g_range_lock);
+  g_range_used[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+  if (i / 64 < g_range_first_free_word) g_range_first_free_word = i / 64;
+  g_range_carved.fetch_sub(1, std::memory_order_relaxed);
+  pthread_mutex_unlock(&g_range_lock);
+}
+
+bool in_range(const void* segment) noexcept {
+  return reinterpret_cast<std::uintptr_t>(segment) - g_range.base < g_range.bytes;
+}
+}  // namespace
+
+AddressRange reserve_segment_range() noexcept {
+  pthread_mutex_lock(&g_range_lock);
+  reserve_range_locked();
+  AddressRange range = g_range;
+  pthread_mutex_unlock(&g_range_lock);
+  return range;
+}
+
+void* map_segment() noexcept {
+  int saved = errno;  // malloc does not change errno when it succeeds
+  std::size_t i = claim_range_segment();
+  if (i != kRangeSegmentsMax) {
+    void* segment = reinterpret_cast<void*>(g_range.base + i * cfg::kSegmentSize);
+    // Read-only to read-write in place; the commit charge (strict overcommit) is taken here.
+    if (::mprotect(segment, cfg::kSegmentSize, PROT_READ | PROT_WRITE) == 0) {
+      g_mapped_bytes.fetch_add(cfg::kSegmentSize, std::memory_order_relaxed);
+      errno = saved;
+      return segment;
+    }
+    release_range_segment(i);
+  }
+  errno = saved;
+  return map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
+}
+
+void unmap_segment(void* segment) noexcept {
+  if (!in_range(segment)) {
+    unmap(segment, cfg::kSegmentSize);
+    return;
+  }
+  int saved = errno;  // free() must not change errno
+  // Fresh read-only pages in its place (zeros: no header), or, if the kernel
+  // refuses (no mapping left to split), its pages discarded read-write.
+  if (!map_read_only(segment, cfg::kSegmentSize, true)) platform::discard_pages(segment, cfg::kSegmentSize);
+  errno = saved;
+  g_mapped_bytes.fetch_sub(cfg::kSegmentSize, std::memory_order_relaxed);
+  release_range_segment((reinterpret_cast<std::uintptr_t>(segment) - g_range.base) / cfg::kSegmentSize);
+}
+
+void segment_range_lock() noexcept { pthread_mutex_lock(&g_range_lock); }
+void segment_range_unlock() noexcept { pthread_mutex_unlock(&g_range_lock); }
 
 namespace {
 // The whole OS pages inside [ptr, ptr + bytes): false when there are none.
