@@ -61,7 +61,12 @@ void open_free_gate(AddressRange range) noexcept {
 }
 
 void check_outside_gate(const void* p, Use use) noexcept {
-  if (!area_contains(reinterpret_cast<const void*>(segment_base(p)))) report_invalid(use, p);
+  const auto* segment = reinterpret_cast<const void*>(segment_base(p));
+  if (area_contains(segment)) return;
+  // A freed huge object's header in a region stays mapped: read, it tells a
+  // double free from an invalid pointer (huge_check_live reports either).
+  if (in_reservation(segment)) huge_check_live(p, use);
+  report_invalid(use, p);
 }
 
 void deallocate_gated(void* p) noexcept {

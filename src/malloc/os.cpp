@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "checked.hpp"
 #include "strata/platform.hpp"
@@ -130,21 +131,42 @@ std::size_t address_space_in_use() noexcept {
   ::close(fd);
   std::size_t pages = 0;
   for (ssize_t i = 0; i < n && text[i] >= '0' && text[i] <= '9'; ++i) pages = pages * 10 + static_cast<std::size_t>(text[i] - '0');
-  return pages * platform::page_size();
+  return pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));  // not page_size(): its static would need libstdc++
 }
 
-std::size_t uncarved_range_bytes() noexcept;
 }  // namespace
 
 std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept {
   std::size_t limit = address_space_limit();
   if (limit == 0) return wanted;
-  // The segment range's uncarved part is address space no one uses: not
-  // counted against the limit, as it would not be without the range.
-  std::size_t uncarved = uncarved_range_bytes();
-  limit = limit > uncarved ? limit - uncarved : 0;
   std::size_t budget = (limit / 8) & ~(granule - 1);
   return budget < wanted ? budget : wanted;
+}
+
+namespace {
+// Every reservation of reserve_address_space (they are never unmapped), for
+// in_reservation: entries are written before the count that publishes them.
+constexpr std::size_t kReservationsMax = 64;
+std::pair<std::uintptr_t, std::size_t> g_reservations[kReservationsMax];
+std::atomic<std::size_t> g_reservation_count{0};
+pthread_mutex_t g_reservations_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void note_reservation(std::uintptr_t start, std::size_t bytes) noexcept {
+  pthread_mutex_lock(&g_reservations_lock);
+  std::size_t n = g_reservation_count.load(std::memory_order_relaxed);
+  if (n < kReservationsMax) {
+    g_reservations[n] = {start, bytes};
+    g_reservation_count.store(n + 1, std::memory_order_release);
+  }
+  pthread_mutex_unlock(&g_reservations_lock);
+}
+}  // namespace
+
+bool in_reservation(const void* p) noexcept {
+  std::size_t n = g_reservation_count.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i)
+    if (reinterpret_cast<std::uintptr_t>(p) - g_reservations[i].first < g_reservations[i].second) return true;
+  return false;
 }
 
 void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
@@ -157,6 +179,7 @@ void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
   void* raw = platform::map_pages(span, platform::Swap::kUnreserved);
   if (!raw) return nullptr;
   std::uintptr_t start = trim_to_alignment(raw, span, bytes, align);
+  note_reservation(start, bytes);
   g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(start);
 }
@@ -178,19 +201,14 @@ void unmap(void* ptr, std::size_t bytes) noexcept {
 
 namespace {
 constexpr std::size_t kRangeSegmentsMax = cfg::kSegmentRangeBytes / cfg::kSegmentSize;
-// Under g_range_lock, but for the two counts (address_space_budget reads them).
+// Under g_range_lock.
 pthread_mutex_t g_range_lock = PTHREAD_MUTEX_INITIALIZER;
 bool g_range_tried = false;
 AddressRange g_range;
-std::atomic<std::size_t> g_range_segments{0};
-std::atomic<std::size_t> g_range_carved{0};
+std::size_t g_range_segments = 0;
+std::size_t g_range_carved = 0;
 std::uint64_t g_range_used[kRangeSegmentsMax / 64];  // bit i: segment i is carved
 std::size_t g_range_first_free_word = 0;              // no free bit below this word
-
-std::size_t uncarved_range_bytes() noexcept {
-  return (g_range_segments.load(std::memory_order_relaxed) - g_range_carved.load(std::memory_order_relaxed)) *
-         cfg::kSegmentSize;
-}
 
 // Fresh read-only pages, no swap reserved (a read-only private mapping is
 // never charged to the commit limit): at `address` when fixed, else anywhere.
@@ -210,39 +228,38 @@ void reserve_range_locked() noexcept {
     if (void* raw = map_read_only(nullptr, span, false)) {
       g_range.base = trim_to_alignment(raw, span, bytes, cfg::kSegmentSize);
       g_range.bytes = bytes;
-      g_range_segments.store(bytes / cfg::kSegmentSize, std::memory_order_relaxed);
+      g_range_segments = bytes / cfg::kSegmentSize;
       break;
     }
   }
   errno = saved;
 }
 
-// Would a segment mapped on its own fit under RLIMIT_AS? The range's carved
-// segments obey the limit as mapped ones would (a limit set after start-up
-// included: out of memory is still NULL + ENOMEM).
+// Carving changes no mapping, so the kernel never refuses it for RLIMIT_AS:
+// a segment is carved only where it would fit as a mapping of its own, the
+// range counted whole as the kernel counts it, and the carved segments once
+// more. A limit set after the reservation (below it) so bounds the heap as
+// it would without a range: out of memory is still NULL + ENOMEM. Under
+// g_range_lock.
 bool limit_allows_a_segment() noexcept {
   std::size_t limit = address_space_limit();
-  if (limit == 0) return true;
-  std::size_t in_use = address_space_in_use();
-  std::size_t uncarved = uncarved_range_bytes();
-  if (in_use < uncarved) return true;  // unknown (no /proc): the kernel decides at mprotect
-  return in_use - uncarved + cfg::kSegmentSize <= limit;
+  return limit == 0 || address_space_in_use() + (g_range_carved + 1) * cfg::kSegmentSize <= limit;
 }
 
 // Claims an uncarved segment of the range: its index, or kRangeSegmentsMax.
 std::size_t claim_range_segment() noexcept {
   pthread_mutex_lock(&g_range_lock);
   reserve_range_locked();
-  std::size_t segments = g_range_segments.load(std::memory_order_relaxed);
+  std::size_t segments = g_range_segments;
   std::size_t found = kRangeSegmentsMax;
-  if (g_range_carved.load(std::memory_order_relaxed) < segments && limit_allows_a_segment()) {
+  if (g_range_carved < segments && limit_allows_a_segment()) {
     for (std::size_t w = g_range_first_free_word; w * 64 < segments; ++w) {
       if (g_range_used[w] == ~std::uint64_t{0}) continue;
       std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(~g_range_used[w]));
       if (i >= segments) break;
       g_range_used[w] |= std::uint64_t{1} << (i % 64);
       g_range_first_free_word = w;
-      g_range_carved.fetch_add(1, std::memory_order_relaxed);
+      ++g_range_carved;
       found = i;
       break;
     }
@@ -255,7 +272,7 @@ void release_range_segment(std::size_t i) noexcept {
   pthread_mutex_lock(&g_range_lock);
   g_range_used[i / 64] &= ~(std::uint64_t{1} << (i % 64));
   if (i / 64 < g_range_first_free_word) g_range_first_free_word = i / 64;
-  g_range_carved.fetch_sub(1, std::memory_order_relaxed);
+  --g_range_carved;
   pthread_mutex_unlock(&g_range_lock);
 }
 

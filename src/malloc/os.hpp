@@ -54,6 +54,8 @@ void segment_range_unlock() noexcept;
 // commits strictly (vm.overcommit_memory = 2: the whole range would be
 // charged at once). Counted in mapped_bytes().
 void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept;
+// Is p inside a reserve_address_space reservation (which stays mapped)?
+bool in_reservation(const void* p) noexcept;
 // How much of `wanted` bytes reservations may take in all: at most an eighth
 // of RLIMIT_AS (mostly empty reservations must not starve every other
 // mapping), rounded down to `granule`.
