@@ -53,7 +53,7 @@ std::size_t g_gate_span = 0;
 
 void open_free_gate(AddressRange range) noexcept {
   if (range.bytes == 0) return;
-  g_gate_lo = range.base + 1;  // p - 1 in [base, base + bytes)
+  g_gate_lo = range.base;
   // Lo first: a free in between sees the empty gate (the slow path), never
   // the span with the old lo.
   asm volatile("" ::: "memory");
@@ -75,7 +75,7 @@ void deallocate_gated(void* p) noexcept {
   } else {
     check_outside_gate(p, Use::kFree);
   }
-  deallocate_nonnull(p);
+  deallocate_nonnull(p, reinterpret_cast<std::uintptr_t>(p));
 }
 
 void* allocate(std::size_t size) noexcept { return allocate_inline(size); }

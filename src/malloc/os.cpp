@@ -224,9 +224,11 @@ void reserve_range_locked() noexcept {
   int saved = errno;
   std::size_t bytes = address_space_budget(cfg::kSegmentRangeBytes, cfg::kSegmentSize);
   for (; bytes >= cfg::kSegmentRangeMinBytes; bytes = (bytes / 2) & ~(cfg::kSegmentSize - 1)) {
-    std::size_t span = bytes + cfg::kSegmentSize;
+    // One segment more in front, never carved: free reads the header of p - 1,
+    // one segment below the range for p at its start.
+    std::size_t span = bytes + 2 * cfg::kSegmentSize;
     if (void* raw = map_read_only(nullptr, span, false)) {
-      g_range.base = trim_to_alignment(raw, span, bytes, cfg::kSegmentSize);
+      g_range.base = trim_to_alignment(raw, span, bytes + cfg::kSegmentSize, cfg::kSegmentSize) + cfg::kSegmentSize;
       g_range.bytes = bytes;
       g_range_segments = bytes / cfg::kSegmentSize;
       break;

@@ -30,7 +30,9 @@ void unmap(void* ptr, std::size_t bytes) noexcept;
 // the header of a segment never carved or given back reads as zeros (no kind,
 // no owner) and the slow path reports the pointer. Carved segments are made
 // read-write in place; given back, they are replaced by fresh read-only pages,
-// never unmapped, so no one else can ever map into the range.
+// never unmapped, so no one else can ever map into the range. One more
+// read-only segment lies just below the range, never carved: free reads the
+// header of p - 1's segment, which for p at the range's start is that one.
 struct AddressRange {
   std::uintptr_t base = 0;
   std::size_t bytes = 0;  // 0: no range (the reservation failed)
