@@ -67,6 +67,7 @@ void* allocate_zeroed(std::size_t count, std::size_t size) noexcept {
 
 std::size_t usable_size(const void* p) noexcept {
   if (!p) return 0;
+  check_gate(p, Use::kUsableSize);
   SegmentHeader* seg = segment_of(p);
   switch (seg->kind) {
     case SegmentKind::kSmall:
@@ -86,6 +87,7 @@ void* reallocate(void* p, std::size_t size) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
+  check_gate(p, Use::kRealloc);
   SegmentHeader* seg = segment_of(p);
   if (STRATA_UNLIKELY(checked_mode())) check_pointer(p);  // realloc of a freed or foreign pointer
   std::size_t have;

@@ -15,9 +15,6 @@ extern std::atomic<bool> g_checked __attribute__((visibility("hidden")));
 inline bool checked_mode() noexcept {
   return malloc_config::kAlwaysChecked || g_checked.load(std::memory_order_relaxed);
 }
-// Once STRATA_CHECK=1 is read: every free from now on takes the checks
-// (fast_paths.hpp, g_free_fast_above).
-void send_frees_to_checks() noexcept;
 
 // "strata: <what> <address>" on stderr, then abort().
 [[noreturn]] void report_misuse(const char* what, const void* p) noexcept;

@@ -157,6 +157,16 @@ inline constexpr std::size_t kHugeRegionObjectMax = kHugeRegionBytes / 4;
 // are discarded (madvise).
 inline constexpr std::size_t kHugeCacheBytes = 80 * 1024 * 1024;
 
+// Small segments and large regions are carved from one reservation of this
+// much address space (os.hpp, the segment range), so that free() tells our
+// pointers from others with one subtract and compare. Read-only until carved:
+// it costs no memory and no commit charge, only address space (47 bits give
+// 128 TiB). Where less can be had (RLIMIT_AS, valgrind) the size halves down
+// to kSegmentRangeMinBytes; segments beyond the range are mapped anywhere and
+// their frees take a slow path (one bit test of the area map more).
+inline constexpr std::size_t kSegmentRangeBytes = std::size_t{256} << 30;
+inline constexpr std::size_t kSegmentRangeMinBytes = std::size_t{64} << 20;
+
 // The OS page, for discarding (the real one is asked at run time; this is the
 // granularity we assume for rounding and never exceeds the real one on x86-64).
 inline constexpr std::size_t kOsPageSize = 4096;
@@ -241,6 +251,8 @@ inline constexpr std::size_t kLargeQuarantineBytes = 16 * 1024 * 1024;
 inline constexpr std::size_t kLargeFreedProtectBytes = 64 * 1024;
 
 static_assert(kPageSize % kOsPageSize == 0);
+static_assert(kSegmentRangeBytes % kSegmentSize == 0 && kSegmentRangeMinBytes % kSegmentSize == 0);
+static_assert(kSegmentRangeMinBytes <= kSegmentRangeBytes);
 static_assert(kLargeFreedProtectBytes % kOsPageSize == 0);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);

@@ -48,14 +48,35 @@ void deallocate_other(SegmentHeader* seg, void* p) noexcept { free_by_kind(seg, 
 
 void deallocate_not_owned(void* p) noexcept { free_by_kind(segment_of(p), p); }
 
-std::uintptr_t g_free_fast_above = 0;
+std::uintptr_t g_gate_lo = 0;
+std::size_t g_gate_span = 0;
 
-void deallocate_checked(void* p) noexcept {
-  check_pointer(p);
-  deallocate_nonnull(p);
+void open_free_gate(AddressRange range) noexcept {
+  if (range.bytes == 0) return;
+  g_gate_lo = range.base;
+  // Lo first: a free in between sees the empty gate (the slow path), never
+  // the span with the old lo.
+  asm volatile("" ::: "memory");
+  g_gate_span = range.bytes;
 }
 
-void send_frees_to_checks() noexcept { g_free_fast_above = ~std::uintptr_t{0}; }
+void check_outside_gate(const void* p, Use use) noexcept {
+  const auto* segment = reinterpret_cast<const void*>(segment_base(p));
+  if (area_contains(segment)) return;
+  // A freed huge object's header in a region stays mapped: read, it tells a
+  // double free from an invalid pointer (huge_check_live reports either).
+  if (in_reservation(segment)) huge_check_live(p, use);
+  report_invalid(use, p);
+}
+
+void deallocate_gated(void* p) noexcept {
+  if (checked_mode()) {
+    check_pointer(p);
+  } else {
+    check_outside_gate(p, Use::kFree);
+  }
+  deallocate_nonnull(p, reinterpret_cast<std::uintptr_t>(p));
+}
 
 void* allocate(std::size_t size) noexcept { return allocate_inline(size); }
 

@@ -95,15 +95,18 @@ inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) no
   return allocate_slow(size);
 }
 
-// The body of free() once p is known not to be NULL.
-inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept {
+// The body of free() once p is known not to be NULL and to have a readable
+// segment header. low_bits: any value with p's low kSegmentShift bits (the
+// free gate's p - g_gate_lo, which is free once the gate is passed: the page
+// index is read from it without a copy of p).
+inline __attribute__((always_inline)) void deallocate_nonnull(void* p, std::uintptr_t low_bits) noexcept {
   SegmentHeader* seg = segment_of(p);
   PerThreadHeap* heap = tl_heap;
   // Only a small segment has an owner, and tl_heap is never nullptr: a match
   // proves both the kind and the ownership in one compare. A thread without a
   // heap (new or exiting) has &g_no_heap, which owns nothing: the remote path.
   if (STRATA_LIKELY(seg->owner == heap)) {
-    Page* page = reinterpret_cast<SmallSegment*>(seg)->page_of(p);
+    Page* page = reinterpret_cast<SmallSegment*>(seg)->page_at(low_bits);
     auto* b = static_cast<FreeBlock*>(p);
     // The checks every build makes, on what free reads anyway: p starts a slot
     // (slot_magic is 0 for blocks of aligned objects and blocks not in use,
@@ -125,14 +128,35 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p) noexcept 
   deallocate_not_owned(p);
 }
 
-// free() takes the fast path for pointers above this value: 0 (every pointer
-// but NULL), or all ones in checked mode (none). One compare tests for NULL
-// and for checked mode at once, where a flag would cost a load and a test.
-// Plain, not atomic: written once at start-up (send_frees_to_checks), and a
-// plain load folds into the compare.
-extern std::uintptr_t g_free_fast_above __attribute__((visibility("hidden")));
-// Every free in checked mode (fast_paths.cpp).
-__attribute__((noinline)) void deallocate_checked(void* p) noexcept;
+// The free gate: free() reads the segment header of p (at segment_of(p), the
+// segment of p - 1) only when p - g_gate_lo < g_gate_span, that is, when p lies
+// in the segment range (os.hpp), where every address can be read (and the
+// segment before it, for p at its start). NULL wraps around to a huge value:
+// one subtract and one compare test for NULL, for checked mode and for a
+// pointer that is no one's but ours. g_gate_lo is segment-aligned, so
+// p - g_gate_lo keeps p's low bits (deallocate_nonnull's low_bits). The gate is
+// empty (span 0) until start-up opens it (open_free_gate), in checked mode and
+// where no range could be reserved: every pointer then takes deallocate_gated.
+// Plain, not atomic: written once at start-up, and plain loads fold into the
+// subtract and the compare.
+extern std::uintptr_t g_gate_lo __attribute__((visibility("hidden")));
+extern std::size_t g_gate_span __attribute__((visibility("hidden")));
+inline bool in_free_gate(const void* p) noexcept {
+  return reinterpret_cast<std::uintptr_t>(p) - g_gate_lo < g_gate_span;
+}
+// Start-up, unless in checked mode: the gate lets the range's pointers through.
+void open_free_gate(AddressRange range) noexcept;
+
+// A non-NULL pointer outside the gate is ours only if the area map knows its
+// segment (a huge object, a segment mapped outside the range); else the call
+// reports it ("invalid free of 0x...") and aborts before reading anything at it.
+void check_outside_gate(const void* p, Use use) noexcept;
+// realloc and malloc_usable_size: the same gate before they read a header.
+inline void check_gate(const void* p, Use use) noexcept {
+  if (STRATA_UNLIKELY(!in_free_gate(p))) check_outside_gate(p, use);
+}
+// free() of a non-NULL pointer outside the gate (every free in checked mode).
+__attribute__((noinline)) void deallocate_gated(void* p) noexcept;
 
 // The body of free(), inlined into every entry point (free, operator delete):
 // no call from the exported name to the fast path.
@@ -141,12 +165,12 @@ inline __attribute__((always_inline)) void deallocate_inline(void* p) noexcept {
     if (p) hardened_free(p);
     return;
   }
-  std::uintptr_t fast_above = cfg::kAlwaysChecked ? ~std::uintptr_t{0} : g_free_fast_above;
-  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) <= fast_above)) {
-    if (p) deallocate_checked(p);
+  std::uintptr_t gated = reinterpret_cast<std::uintptr_t>(p) - g_gate_lo;
+  if (cfg::kAlwaysChecked || STRATA_UNLIKELY(gated >= g_gate_span)) {
+    if (p) deallocate_gated(p);
     return;
   }
-  deallocate_nonnull(p);
+  deallocate_nonnull(p, gated);
 }
 
 // free_sized, free_aligned_sized, sized operator delete.

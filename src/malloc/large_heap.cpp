@@ -288,7 +288,7 @@ Chunk* LargeArena::find(std::size_t size) noexcept {
 }
 
 bool LargeArena::add_region() noexcept {
-  void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
+  void* mem = map_segment();
   if (!mem) return false;
   // Huge pages only for an arena that already holds several regions: a
   // program with a few MiB of large objects keeps its RSS to what it touches.
@@ -298,7 +298,7 @@ bool LargeArena::add_region() noexcept {
     if (spare_limit_ < cfg::kLargeSpareRegionsMax) ++spare_limit_;
   }
   if (!area_add(mem)) {
-    unmap(mem, cfg::kSegmentSize);
+    unmap_segment(mem);
     errno = ENOMEM;
     return false;
   }
@@ -524,7 +524,7 @@ void LargeArena::free_locked(Chunk* c) noexcept {
     regions_.remove(region);
     --region_count_;
     area_remove(region);
-    unmap(region, cfg::kSegmentSize);
+    unmap_segment(region);
     return;
   }
   if (size == kRegionPayload) ++empty_regions_;  // kept as a spare

@@ -1,12 +1,14 @@
 #include "os.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "checked.hpp"
 #include "strata/platform.hpp"
@@ -51,6 +53,20 @@ void* map_at_hint(std::size_t bytes, std::size_t align) noexcept {
   return platform::map_pages_at(reinterpret_cast<void*>(want), bytes);
 }
 
+namespace {
+// Of the mapping [raw, raw+span), keeps the `bytes` that start where start +
+// offset is aligned to `align`, and unmaps the rest; returns that start.
+std::uintptr_t trim_to_alignment(void* raw, std::size_t span, std::size_t bytes, std::size_t align,
+                                 std::size_t offset = 0) noexcept {
+  auto base = reinterpret_cast<std::uintptr_t>(raw);
+  std::uintptr_t start = ((base + offset + align - 1) & ~(align - 1)) - offset;
+  if (start > base) platform::unmap_pages(raw, start - base);
+  std::uintptr_t tail = start + bytes;
+  if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
+  return start;
+}
+}  // namespace
+
 void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noexcept {
   if (offset == 0) {
     if (void* p = map_at_hint(bytes, align)) {
@@ -67,11 +83,7 @@ void* map_aligned(std::size_t bytes, std::size_t align, std::size_t offset) noex
   }
   void* raw = platform::map_pages(span);
   if (!raw) return nullptr;
-  auto base = reinterpret_cast<std::uintptr_t>(raw);
-  std::uintptr_t start = ((base + offset + align - 1) & ~(align - 1)) - offset;
-  if (start > base) platform::unmap_pages(raw, start - base);
-  std::uintptr_t tail = start + bytes;
-  if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
+  std::uintptr_t start = trim_to_alignment(raw, span, bytes, align, offset);
   if (offset == 0) g_next_hint.store(start, std::memory_order_relaxed);
   g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(start);
@@ -102,11 +114,59 @@ bool kernel_commits_strictly() noexcept {
 }
 }  // namespace
 
-std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept {
+namespace {
+// RLIMIT_AS, or 0 when there is none.
+std::size_t address_space_limit() noexcept {
   struct rlimit limit{};
-  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return wanted;
-  std::size_t budget = static_cast<std::size_t>(limit.rlim_cur / 8) & ~(granule - 1);
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return static_cast<std::size_t>(limit.rlim_cur);
+}
+
+// The process's address space now (/proc/self/statm; 0 if unknown).
+std::size_t address_space_in_use() noexcept {
+  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[32];
+  ssize_t n = ::read(fd, text, sizeof text);
+  ::close(fd);
+  std::size_t pages = 0;
+  for (ssize_t i = 0; i < n && text[i] >= '0' && text[i] <= '9'; ++i) pages = pages * 10 + static_cast<std::size_t>(text[i] - '0');
+  return pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));  // not page_size(): its static would need libstdc++
+}
+
+}  // namespace
+
+std::size_t address_space_budget(std::size_t wanted, std::size_t granule) noexcept {
+  std::size_t limit = address_space_limit();
+  if (limit == 0) return wanted;
+  std::size_t budget = (limit / 8) & ~(granule - 1);
   return budget < wanted ? budget : wanted;
+}
+
+namespace {
+// Every reservation of reserve_address_space (they are never unmapped), for
+// in_reservation: entries are written before the count that publishes them.
+constexpr std::size_t kReservationsMax = 64;
+std::pair<std::uintptr_t, std::size_t> g_reservations[kReservationsMax];
+std::atomic<std::size_t> g_reservation_count{0};
+pthread_mutex_t g_reservations_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void note_reservation(std::uintptr_t start, std::size_t bytes) noexcept {
+  pthread_mutex_lock(&g_reservations_lock);
+  std::size_t n = g_reservation_count.load(std::memory_order_relaxed);
+  if (n < kReservationsMax) {
+    g_reservations[n] = {start, bytes};
+    g_reservation_count.store(n + 1, std::memory_order_release);
+  }
+  pthread_mutex_unlock(&g_reservations_lock);
+}
+}  // namespace
+
+bool in_reservation(const void* p) noexcept {
+  std::size_t n = g_reservation_count.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i)
+    if (reinterpret_cast<std::uintptr_t>(p) - g_reservations[i].first < g_reservations[i].second) return true;
+  return false;
 }
 
 void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
@@ -118,11 +178,8 @@ void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept {
   std::size_t span = bytes + align;
   void* raw = platform::map_pages(span, platform::Swap::kUnreserved);
   if (!raw) return nullptr;
-  auto base = reinterpret_cast<std::uintptr_t>(raw);
-  std::uintptr_t start = (base + align - 1) & ~(align - 1);
-  if (start > base) platform::unmap_pages(raw, start - base);
-  std::uintptr_t tail = start + bytes;
-  if (base + span > tail) platform::unmap_pages(reinterpret_cast<void*>(tail), base + span - tail);
+  std::uintptr_t start = trim_to_alignment(raw, span, bytes, align);
+  note_reservation(start, bytes);
   g_mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return reinterpret_cast<void*>(start);
 }
@@ -139,6 +196,134 @@ void unmap(void* ptr, std::size_t bytes) noexcept {
   platform::unmap_pages(ptr, bytes);
   g_mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
 }
+
+// ---- the segment range ----------------------------------------------------
+
+namespace {
+constexpr std::size_t kRangeSegmentsMax = cfg::kSegmentRangeBytes / cfg::kSegmentSize;
+// Under g_range_lock.
+pthread_mutex_t g_range_lock = PTHREAD_MUTEX_INITIALIZER;
+bool g_range_tried = false;
+AddressRange g_range;
+std::size_t g_range_segments = 0;
+std::size_t g_range_carved = 0;
+std::uint64_t g_range_used[kRangeSegmentsMax / 64];  // bit i: segment i is carved
+std::size_t g_range_first_free_word = 0;              // no free bit below this word
+
+// Fresh read-only pages, no swap reserved (a read-only private mapping is
+// never charged to the commit limit): at `address` when fixed, else anywhere.
+void* map_read_only(void* address, std::size_t bytes, bool fixed) noexcept {
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (fixed ? MAP_FIXED : 0);
+  void* p = ::mmap(address, bytes, PROT_READ, flags, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void reserve_range_locked() noexcept {
+  if (g_range_tried) return;
+  g_range_tried = true;
+  int saved = errno;
+  std::size_t bytes = address_space_budget(cfg::kSegmentRangeBytes, cfg::kSegmentSize);
+  for (; bytes >= cfg::kSegmentRangeMinBytes; bytes = (bytes / 2) & ~(cfg::kSegmentSize - 1)) {
+    // One segment more in front, never carved: free reads the header of p - 1,
+    // one segment below the range for p at its start.
+    std::size_t span = bytes + 2 * cfg::kSegmentSize;
+    if (void* raw = map_read_only(nullptr, span, false)) {
+      g_range.base = trim_to_alignment(raw, span, bytes + cfg::kSegmentSize, cfg::kSegmentSize) + cfg::kSegmentSize;
+      g_range.bytes = bytes;
+      g_range_segments = bytes / cfg::kSegmentSize;
+      break;
+    }
+  }
+  errno = saved;
+}
+
+// Carving changes no mapping, so the kernel never refuses it for RLIMIT_AS:
+// a segment is carved only where it would fit as a mapping of its own, the
+// range counted whole as the kernel counts it, and the carved segments once
+// more. A limit set after the reservation (below it) so bounds the heap as
+// it would without a range: out of memory is still NULL + ENOMEM. Under
+// g_range_lock.
+bool limit_allows_a_segment() noexcept {
+  std::size_t limit = address_space_limit();
+  return limit == 0 || address_space_in_use() + (g_range_carved + 1) * cfg::kSegmentSize <= limit;
+}
+
+// Claims an uncarved segment of the range: its index, or kRangeSegmentsMax.
+std::size_t claim_range_segment() noexcept {
+  pthread_mutex_lock(&g_range_lock);
+  reserve_range_locked();
+  std::size_t segments = g_range_segments;
+  std::size_t found = kRangeSegmentsMax;
+  if (g_range_carved < segments && limit_allows_a_segment()) {
+    for (std::size_t w = g_range_first_free_word; w * 64 < segments; ++w) {
+      if (g_range_used[w] == ~std::uint64_t{0}) continue;
+      std::size_t i = w * 64 + static_cast<std::size_t>(__builtin_ctzll(~g_range_used[w]));
+      if (i >= segments) break;
+      g_range_used[w] |= std::uint64_t{1} << (i % 64);
+      g_range_first_free_word = w;
+      ++g_range_carved;
+      found = i;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_range_lock);
+  return found;
+}
+
+void release_range_segment(std::size_t i) noexcept {
+  pthread_mutex_lock(&g_range_lock);
+  g_range_used[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+  if (i / 64 < g_range_first_free_word) g_range_first_free_word = i / 64;
+  --g_range_carved;
+  pthread_mutex_unlock(&g_range_lock);
+}
+
+bool in_range(const void* segment) noexcept {
+  return reinterpret_cast<std::uintptr_t>(segment) - g_range.base < g_range.bytes;
+}
+}  // namespace
+
+AddressRange reserve_segment_range() noexcept {
+  pthread_mutex_lock(&g_range_lock);
+  reserve_range_locked();
+  AddressRange range = g_range;
+  pthread_mutex_unlock(&g_range_lock);
+  return range;
+}
+
+void* map_segment() noexcept {
+  int saved = errno;  // malloc does not change errno when it succeeds
+  std::size_t i = claim_range_segment();
+  if (i != kRangeSegmentsMax) {
+    void* segment = reinterpret_cast<void*>(g_range.base + i * cfg::kSegmentSize);
+    // Read-only to read-write in place; the commit charge (strict overcommit) is taken here.
+    if (::mprotect(segment, cfg::kSegmentSize, PROT_READ | PROT_WRITE) == 0) {
+      g_mapped_bytes.fetch_add(cfg::kSegmentSize, std::memory_order_relaxed);
+      errno = saved;
+      return segment;
+    }
+    release_range_segment(i);
+  }
+  errno = saved;
+  return map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
+}
+
+void unmap_segment(void* segment) noexcept {
+  if (!in_range(segment)) {
+    unmap(segment, cfg::kSegmentSize);
+    return;
+  }
+  int saved = errno;  // free() must not change errno
+  // Fresh read-only pages in its place (zeros: no header), or, if the kernel
+  // refuses (no mapping left to split), its pages discarded read-write.
+  if (!map_read_only(segment, cfg::kSegmentSize, true)) platform::discard_pages(segment, cfg::kSegmentSize);
+  errno = saved;
+  g_mapped_bytes.fetch_sub(cfg::kSegmentSize, std::memory_order_relaxed);
+  release_range_segment((reinterpret_cast<std::uintptr_t>(segment) - g_range.base) / cfg::kSegmentSize);
+}
+
+void segment_range_lock() noexcept { pthread_mutex_lock(&g_range_lock); }
+void segment_range_unlock() noexcept { pthread_mutex_unlock(&g_range_lock); }
 
 namespace {
 // The whole OS pages inside [ptr, ptr + bytes): false when there are none.

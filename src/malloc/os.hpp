@@ -21,12 +21,43 @@ bool move_pages(void* from, std::size_t old_bytes, std::size_t new_bytes, void* 
 // Grow a mapping in place (never moves it); false if the kernel cannot.
 bool grow_in_place(void* ptr, std::size_t old_bytes, std::size_t new_bytes) noexcept;
 void unmap(void* ptr, std::size_t bytes) noexcept;
+
+// The segment range: one reservation of address space, made at start-up,
+// that small segments and large regions are carved from, so that free() can
+// tell a pointer of ours from any other with a subtract and a compare before
+// it reads a segment header (fast_paths.hpp, in_segment_gate). Reserved
+// read-only (no memory, no commit charge): every address in it can be read, so
+// the header of a segment never carved or given back reads as zeros (no kind,
+// no owner) and the slow path reports the pointer. Carved segments are made
+// read-write in place; given back, they are replaced by fresh read-only pages,
+// never unmapped, so no one else can ever map into the range. One more
+// read-only segment lies just below the range, never carved: free reads the
+// header of p - 1's segment, which for p at the range's start is that one.
+struct AddressRange {
+  std::uintptr_t base = 0;
+  std::size_t bytes = 0;  // 0: no range (the reservation failed)
+};
+// Reserves the range, once (later calls return the same range). Its size is
+// cfg::kSegmentRangeBytes, or less under RLIMIT_AS (address_space_budget) or
+// where the kernel gives less (valgrind), halving down to
+// cfg::kSegmentRangeMinBytes; below that, no range.
+AddressRange reserve_segment_range() noexcept;
+// A small segment or large region: kSegmentSize bytes aligned to
+// kSegmentSize, zeroed, read-write. From the range while it has room (and
+// RLIMIT_AS would let a mapping of its own be made), else map_aligned.
+void* map_segment() noexcept;
+// Gives a map_segment segment back (its pages are lost).
+void unmap_segment(void* segment) noexcept;
+void segment_range_lock() noexcept;  // fork
+void segment_range_unlock() noexcept;
 // Address space for many objects at once: `bytes` read-write, aligned to
 // `align` (>= kSegmentSize), with no swap reserved (MAP_NORESERVE), so that a
 // page costs memory only once touched. nullptr when the kernel says no or
 // commits strictly (vm.overcommit_memory = 2: the whole range would be
 // charged at once). Counted in mapped_bytes().
 void* reserve_address_space(std::size_t bytes, std::size_t align) noexcept;
+// Is p inside a reserve_address_space reservation (which stays mapped)?
+bool in_reservation(const void* p) noexcept;
 // How much of `wanted` bytes reservations may take in all: at most an eighth
 // of RLIMIT_AS (mostly empty reservations must not starve every other
 // mapping), rounded down to `granule`.

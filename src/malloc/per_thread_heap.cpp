@@ -112,10 +112,10 @@ SmallSegment* segment_of_page(const Page* page) noexcept {
 }
 
 SmallSegment* map_small_segment() noexcept {
-  void* mem = map_aligned(cfg::kSegmentSize, cfg::kSegmentSize);
+  void* mem = map_segment();
   if (!mem) return nullptr;
   if (!area_add(mem)) {
-    unmap(mem, cfg::kSegmentSize);
+    unmap_segment(mem);
     errno = ENOMEM;
     return nullptr;
   }

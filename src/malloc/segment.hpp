@@ -271,9 +271,11 @@ struct SmallSegment {
       (cfg::kPagesPerSegment == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << cfg::kPagesPerSegment) - 1)) &
       ~std::uint64_t{1};
 
-  Page* page_of(const void* p) noexcept {
-    // (p's offset in the segment >> kPageShift) * sizeof(Page), in two steps.
-    auto index_bytes = (reinterpret_cast<std::uintptr_t>(p) >> (cfg::kPageShift - 6)) & ((cfg::kPagesPerSegment - 1) << 6);
+  Page* page_of(const void* p) noexcept { return page_at(reinterpret_cast<std::uintptr_t>(p)); }
+  // The same from any value with the address's low kSegmentShift bits.
+  Page* page_at(std::uintptr_t low_bits) noexcept {
+    // (offset in the segment >> kPageShift) * sizeof(Page), in two steps.
+    auto index_bytes = (low_bits >> (cfg::kPageShift - 6)) & ((cfg::kPagesPerSegment - 1) << 6);
     return reinterpret_cast<Page*>(reinterpret_cast<char*>(pages) + index_bytes);
   }
 };

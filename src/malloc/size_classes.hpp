@@ -14,8 +14,17 @@ namespace strata::malloc_detail {
 
 namespace cfg = strata::malloc_config;
 
+// The hardened build's tail word (cfg::kCanaryBytes) takes this much more
+// room in a slot. Its classes above kExactMax are the default's plus this
+// (but the last, kSmallMax), with one more exact class right after
+// kExactMax: a request of a default class's size, often a power of two
+// (1024, 4096), then fits with its tail in a slot barely bigger, not one
+// 12.5% bigger (1040 bytes, not 1152), so free zeroes and the slot holds
+// less waste. Requests of other sizes waste about as much as before.
+inline constexpr std::size_t kCanaryRoom = (cfg::kCanaryBytes + cfg::kMinAlign - 1) / cfg::kMinAlign * cfg::kMinAlign;
+
 constexpr std::size_t count_classes() {
-  std::size_t n = cfg::kExactMax / cfg::kMinAlign;
+  std::size_t n = cfg::kExactMax / cfg::kMinAlign + (kCanaryRoom > 0 ? 1 : 0);
   for (std::size_t base = cfg::kExactMax; base < cfg::kSmallMax; base *= 2) n += cfg::kClassesPerDoubling;
   return n;
 }
@@ -26,9 +35,12 @@ constexpr std::array<std::uint32_t, kClassCount> make_class_sizes() {
   std::array<std::uint32_t, kClassCount> sizes{};
   std::size_t i = 0;
   for (std::size_t s = cfg::kMinAlign; s <= cfg::kExactMax; s += cfg::kMinAlign) sizes[i++] = static_cast<std::uint32_t>(s);
+  if (kCanaryRoom > 0) sizes[i++] = static_cast<std::uint32_t>(cfg::kExactMax + kCanaryRoom);
   for (std::size_t base = cfg::kExactMax; base < cfg::kSmallMax; base *= 2)
-    for (std::size_t k = 1; k <= cfg::kClassesPerDoubling; ++k)
-      sizes[i++] = static_cast<std::uint32_t>(base + k * (base / cfg::kClassesPerDoubling));
+    for (std::size_t k = 1; k <= cfg::kClassesPerDoubling; ++k) {
+      std::size_t size = base + k * (base / cfg::kClassesPerDoubling);
+      sizes[i++] = static_cast<std::uint32_t>(size == cfg::kSmallMax ? size : size + kCanaryRoom);
+    }
   return sizes;
 }
 
@@ -67,7 +79,21 @@ inline constexpr auto kClassFirstSlot = make_class_first_slot();
 static_assert(kClassCount <= 255, "class numbers fit a byte");
 static_assert(kClassSize[kClassCount - 1] == cfg::kSmallMax);
 static_assert(class_of(0) == 0 && class_of(16) == 0 && class_of(17) == 1);
-static_assert(kClassSize[class_of(cfg::kExactMax + 1)] == cfg::kExactMax + cfg::kExactMax / cfg::kClassesPerDoubling);
+static_assert(kClassSize[class_of(cfg::kExactMax + 1)] ==
+              cfg::kExactMax + (kCanaryRoom > 0 ? kCanaryRoom : cfg::kExactMax / cfg::kClassesPerDoubling));
+// A request of a default class's size (below kSmallMax) fits a class of
+// exactly kCanaryRoom more.
+constexpr bool default_class_sizes_fit_with_tail() {
+  auto fits = [](std::size_t size) { return kClassSize[class_of(size + cfg::kCanaryBytes)] == size + kCanaryRoom; };
+  for (std::size_t s = cfg::kMinAlign; s <= cfg::kExactMax; s += cfg::kMinAlign)
+    if (!fits(s)) return false;
+  for (std::size_t base = cfg::kExactMax; base < cfg::kSmallMax; base *= 2)
+    for (std::size_t k = 1; k <= cfg::kClassesPerDoubling; ++k)
+      if (base + k * (base / cfg::kClassesPerDoubling) < cfg::kSmallMax && !fits(base + k * (base / cfg::kClassesPerDoubling)))
+        return false;
+  return true;
+}
+static_assert(default_class_sizes_fit_with_tail());
 constexpr bool every_size_fits() {
   for (std::size_t s = 0; s <= cfg::kSmallMax; ++s) {
     std::size_t c = class_of(s);

@@ -35,8 +35,10 @@ void fork_prepare() noexcept {
   heaps_lock();
   large_lock_all();
   huge_lock();
+  segment_range_lock();
 }
 void fork_release() noexcept {  // parent and child: the forking thread holds every lock
+  segment_range_unlock();
   huge_unlock();
   large_unlock_all();
   heaps_unlock();
@@ -47,6 +49,9 @@ void fork_release() noexcept {  // parent and child: the forking thread holds ev
 // environment and registers hooks).
 void ensure_initialized() noexcept {
   if (STRATA_LIKELY(g_init_state.load(std::memory_order_acquire) == 2)) return;
+  // The segment range before the first segment is mapped, even when the
+  // options cannot be read yet (a malloc from the dynamic loader).
+  AddressRange range = reserve_segment_range();
   int expected = 0;
   if (!g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
   if (!environ) {  // too early (the dynamic loader); try again on a later call
@@ -54,7 +59,7 @@ void ensure_initialized() noexcept {
     return;
   }
   g_options = read_options();
-  if (checked_mode()) send_frees_to_checks();
+  if (!checked_mode()) open_free_gate(range);  // checked mode: every free takes the checks
   if (g_options.show_stats) {
     // Programs such as coreutils close stderr in an atexit handler, before the
     // statistics are printed: keep a private copy (close-on-exec, high number).

@@ -80,6 +80,23 @@ TEST_F(StrataHardenedDeathTest, OneByteOverflowWhateverTheSlack) {
   }
 }
 
+TEST_F(StrataHardenedDeathTest, PowerOfTwoRequestsTakeASlotOnlyTheTailBigger) {
+  // The hardened classes above 512 B are the default's plus 16 bytes: a
+  // request of 1024 takes a 1040-byte slot (not 1152), and the tail still
+  // follows it, so a 1-byte overflow is seen.
+  namespace md = strata::malloc_detail;
+  for (std::size_t size : {512, 768, 1024, 2048, 4096}) {
+    EXPECT_EQ(md::kClassSize[md::class_of(size + cfg::kCanaryBytes)], size + 16) << size;
+    auto* p = static_cast<char*>(strata_malloc(size));
+    ASSERT_EQ(strata_usable_size(p), size);
+    std::memset(p, 0x3c, size);
+    p[size] ^= 0x44;
+    EXPECT_DEATH(strata_free(p), line("heap overflow past", p)) << size;
+    p[size] ^= 0x44;
+    strata_free(p);
+  }
+}
+
 TEST_F(StrataHardenedDeathTest, OverflowOfAZeroSizeObject) {
   auto* p = static_cast<char*>(strata_malloc(0));
   ASSERT_NE(p, nullptr);

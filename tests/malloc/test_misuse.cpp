@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "config.hpp"
+#include "fast_paths.hpp"
+#include "os.hpp"
 #include "segment.hpp"
 #include "size_classes.hpp"
 #include "strata/strata.h"
@@ -192,6 +194,97 @@ TEST_F(StrataMisuseDeathTest, UsableSizeOfFreedAndInvalidPointers) {
   EXPECT_DEATH((void)strata_usable_size(freed), line("malloc_usable_size of freed", freed));
   strata_free(small);
   strata_free(keep);
+}
+
+// ---- pointers into memory strata never mapped ----------------------------------
+// free, realloc and malloc_usable_size read the segment header at
+// segment_of(p): for these pointers it may be unmapped (the process died of
+// SIGSEGV, without a word). The free gate sends them to the area map first.
+
+char g_static_array[256];
+
+// Hides a pointer from the optimiser (GCC warns about freeing a non-heap object).
+char* hidden(char* p) {
+  asm volatile("" : "+r"(p));
+  return p;
+}
+
+// Memory someone else mapped, whose would-be segment header is unmapped.
+class ForeignMapping {
+ public:
+  ForeignMapping() {
+    base_ = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    auto aligned = (reinterpret_cast<std::uintptr_t>(base_) + cfg::kSegmentSize - 1) & ~(cfg::kSegmentSize - 1);
+    segment_ = reinterpret_cast<char*>(aligned);
+    munmap(segment_, 4096);  // where free would read the header
+  }
+  ~ForeignMapping() { munmap(base_, kBytes); }
+  ForeignMapping(const ForeignMapping&) = delete;
+  ForeignMapping& operator=(const ForeignMapping&) = delete;
+  bool ok() const { return base_ != MAP_FAILED; }
+  char* object() const { return segment_ + 4096 + 64; }
+
+ private:
+  static constexpr std::size_t kBytes = 2 * cfg::kSegmentSize;
+  char* base_;
+  char* segment_;
+};
+
+void expect_every_use_reported(char* p) {
+  EXPECT_DEATH(strata_free(hidden(p)), line("invalid free of", p));
+  EXPECT_DEATH((void)strata_realloc(hidden(p), 100), line("invalid realloc of", p));
+  EXPECT_DEATH((void)strata_usable_size(hidden(p)), line("invalid malloc_usable_size of", p));
+}
+
+TEST_F(StrataMisuseDeathTest, FreeAndReallocOfAStaticArray) { expect_every_use_reported(g_static_array + 64); }
+
+TEST_F(StrataMisuseDeathTest, FreeAndReallocOfAStackAddress) {
+  char stack_array[256];
+  std::memset(hidden(stack_array), 0, sizeof stack_array);
+  expect_every_use_reported(stack_array + 64);
+}
+
+TEST_F(StrataMisuseDeathTest, FreeAndReallocOfAForeignMapping) {
+  ForeignMapping foreign;
+  ASSERT_TRUE(foreign.ok());
+  expect_every_use_reported(foreign.object());
+}
+
+TEST_F(StrataMisuseDeathTest, FreeIntoTheSegmentRangeWhereNoSegmentIsReportsIt) {
+  // The range's last segment, carved only once every other one is: its
+  // header reads as zeros (no kind, no owner).
+  strata::malloc_detail::AddressRange range = strata::malloc_detail::reserve_segment_range();
+  ASSERT_GE(range.bytes, cfg::kSegmentRangeMinBytes) << "no segment range reserved";
+  auto* p = reinterpret_cast<char*>(range.base + range.bytes - cfg::kSegmentSize) + cfg::kPageSize + 64;
+  EXPECT_DEATH(strata_free(hidden(p)), line("invalid free of", p));
+  EXPECT_DEATH((void)strata_realloc(hidden(p), 100), line("invalid realloc of", p));
+}
+
+TEST(StrataSegmentRange, SmallAndLargeObjectsTakeTheFastGate) {
+  void* small = strata_malloc(48);
+  void* large = strata_malloc(40000);
+  EXPECT_TRUE(strata::malloc_detail::in_free_gate(small)) << small;
+  EXPECT_TRUE(strata::malloc_detail::in_free_gate(large)) << large;
+  EXPECT_FALSE(strata::malloc_detail::in_free_gate(nullptr));
+  strata_free(small);
+  strata_free(large);
+}
+
+TEST(StrataSegmentRange, AGivenBackSegmentStaysReadableAndComesBackZeroed) {
+  namespace sm = strata::malloc_detail;
+  auto* segment = static_cast<char*>(sm::map_segment());
+  ASSERT_NE(segment, nullptr);
+  sm::AddressRange range = sm::reserve_segment_range();
+  ASSERT_LT(reinterpret_cast<std::uintptr_t>(segment) - range.base, range.bytes) << "carved from the range";
+  std::memset(segment, 0x5a, 2 * cfg::kPageSize);
+  sm::unmap_segment(segment);
+  // No hole in the range: the header of a given-back segment reads as zeros.
+  EXPECT_EQ(*static_cast<volatile char*>(segment + 100), 0);
+  auto* again = static_cast<char*>(sm::map_segment());
+  ASSERT_NE(again, nullptr);
+  for (std::size_t i = 0; i < 2 * cfg::kPageSize; ++i) ASSERT_EQ(again[i], 0) << i;
+  again[0] = 1;  // read-write again
+  sm::unmap_segment(again);
 }
 
 // ---- no false alarms ----------------------------------------------------------

@@ -45,7 +45,7 @@ TEST(StrataPreload, CheckedModeUnderPreloadRunsCleanPrograms) {
 
 // malloc, free, new and delete of libstrata.so inline the fast paths, each
 // entry point its own copy: each copy makes the checks, and checked mode
-// reaches each one (fast_paths.hpp, g_free_fast_above).
+// reaches each one (fast_paths.hpp, the free gate).
 std::string misuse_program(const char* name) { return std::string(STRATA_MISUSE_DIR) + "/" + name; }
 
 void expect_abort_saying(const char* program, const std::vector<std::string>& env, const char* message) {
@@ -60,9 +60,27 @@ TEST(StrataPreload, FreeAndDeleteReportADoubleFree) {
   expect_abort_saying("misuse_free_interior_small", {kPreload}, "invalid free of 0x");
 }
 
+// The would-be segment header of each of these pointers may be unmapped: the
+// free gate (fast_paths.hpp) sends them to the area map before anything is read.
+TEST(StrataPreload, FreeAndReallocOfMemoryStrataNeverMappedReportIt) {
+  expect_abort_saying("misuse_free_global", {kPreload}, "invalid free of 0x");
+  expect_abort_saying("misuse_free_stack", {kPreload}, "invalid free of 0x");
+  expect_abort_saying("misuse_free_mmap", {kPreload}, "invalid free of 0x");
+  expect_abort_saying("misuse_free_wild", {kPreload}, "invalid free of 0x5a5a5a5a5a50\n");
+  expect_abort_saying("misuse_realloc_stack", {kPreload}, "invalid realloc of 0x");
+}
+
+// Under a small RLIMIT_AS set before start-up the segment range is an eighth
+// of it, and programs run as before.
+TEST(StrataPreload, ProgramsRunUnderASmallAddressSpaceLimit) {
+  auto r = run_program({"/bin/sh", "-c", "ulimit -v 300000 && ls -la / | sort | wc -l > /dev/null && echo ok"},
+                       {kPreload});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok\n");
+  EXPECT_EQ(r.err, "");
+}
+
 TEST(StrataPreload, CheckedModeReportsAForeignPointerBeforeReadingIt) {
-  // Without STRATA_CHECK the would-be segment header of a global is unmapped:
-  // the free dies of SIGSEGV. Checked mode looks the address up first.
   expect_abort_saying("misuse_free_global", {kPreload, "STRATA_CHECK=1"},
                       "free(): pointer was not allocated by strata: 0x");
   expect_abort_saying("misuse_double_delete", {kPreload, "STRATA_CHECK=1"}, "double free of 0x");
