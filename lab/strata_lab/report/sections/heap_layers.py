@@ -131,7 +131,8 @@ def _programs(r: Results, s: Section, e) -> None:
                      "LeaHeap is at most 20% slower than the Lea allocator (here glibc, its descendant) in every "
                      "program", Source("2001", "§6.3, Table 5, Fig. 6a", "Runtime of LeaHeap is between 1/2% faster "
                                        "and 20% slower than the Lea allocator (an average of 7% slower)."),
-                     f"lea / glibc {r.timing.name} per workload", Below(1.20), "0.5% faster to 20% slower, 7% on average",
+                     f"lea / glibc {r.timing.name} per workload", Below(1.20),
+                     "0.5% faster to 20% slower, 7% on average",
                      note="glibc stands in for dlmalloc (see the section)")
     program_pairs.judge_every(r, s, lea_time, e, "lea", "glibc", TIME)
     kingsley_memory = Claim("heap-layers.kingsley-programs-memory", s.title,

@@ -128,7 +128,8 @@ def _upper_bound_claims(r: Results, s: Section, e) -> None:
         claim = Claim(f"per-class.{w}.{alloc}", s.title,
                       f"the per-class upper bound on {alloc}: a freelist gains at most {paper * 100:.0f}% (+10 "
                       "points) over malloc/free",
-                      Source("2026", "§4.3", UPPER_BOUND_QUOTE), f"{w}: naive/custom {r.timing.name} on {alloc} at Adv0",
+                      Source("2026", "§4.3", UPPER_BOUND_QUOTE),
+                      f"{w}: naive/custom {r.timing.name} on {alloc} at Adv0",
                       Below(1 + paper + MARGIN), f"{paper * 100:.0f}% (margin: +10 points)")
         if e and alloc in e["allocators"]:
             ratio_claim_estimates(r, claim, {alloc: (r.key(e, w, "naive", alloc, "Adv0"),

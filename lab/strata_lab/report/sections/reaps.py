@@ -54,7 +54,8 @@ def _tables(r: Results, s: Section, e: dict) -> None:
         for alloc in e["allocators"]:
             base = r.key(e, w, "custom", alloc, "Adv0")
             for mode in e["modes"]:
-                values[(w, f"{mode} / {alloc}")] = summary_of(stats.ratio(r.ratios(r.key(e, w, mode, alloc, "Adv0"), base)))
+                key = r.key(e, w, mode, alloc, "Adv0")
+                values[(w, f"{mode} / {alloc}")] = summary_of(stats.ratio(r.ratios(key, base)))
             rows.append([w, alloc, seconds(r.cells[base].time) if base in r.cells else "—",
                          estimate(stats.ratio(r.ratios(r.key(e, w, "reap", alloc, "Adv0"), base))),
                          estimate(stats.ratio(r.ratios(r.key(e, w, "naive", alloc, "Adv0"), base)))])
@@ -108,8 +109,9 @@ def _faster_than_emulation(r: Results, s: Section, e) -> None:
                                            "(within 10%), much faster than region emulation or other region-based "
                                            "allocators."),
                   f"per program: naive (emulation) / reap {r.timing.name} on glibc, Adv0, for compiler (lcc) and "
-                  "interp (mudlle)", Above(1.0), "lcc, mudlle: emulation slower (Windows Heaps 68–217%, Vmalloc 43–407% "
-                                          "are other region allocators)")
+                  "interp (mudlle)", Above(1.0),
+                  "lcc, mudlle: emulation slower (Windows Heaps 68–217%, Vmalloc 43–407% are other region "
+                  "allocators)")
     if e is not None and {"naive", "reap"} <= set(e["modes"]):
         alloc = e["allocators"][0]
         _judge_every(r, s, claim, {w: (r.key(e, w, "naive", alloc, "Adv0"), r.key(e, w, "reap", alloc, "Adv0"))
