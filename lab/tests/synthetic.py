@@ -32,12 +32,15 @@ EXPERIMENTS = [
 MEMORY_SECTIONS = ("reaps", "general-purpose", "heap-layers", "vam-variants")
 
 
-def run_row(workload, mode, allocator, preset, rnd, seconds, *, status="ok", checksum=CHECK, rss=10 << 20):
+def run_row(workload, mode, allocator, preset, rnd, seconds, *, status="ok", checksum=CHECK, rss=10 << 20,
+            wall=None):
+    """A timed run whose program ran `seconds` of CPU time in `wall` seconds (the same, unless a test says)."""
+    wall = seconds if wall is None else wall
     return {"round": rnd, "order": rnd, "workload": workload, "kind": "native", "mode": mode, "scale": SCALE,
             "seed": 1, "allocator": allocator, "preset": preset, "status": status,
             "exit_status": "exited with status 0" if status == "ok" else "killed by SIGSEGV",
             "checksum": checksum if status == "ok" else None, "cpu_seconds": seconds,
-            "program_seconds": seconds if status == "ok" else None,
+            "program_seconds": wall if status == "ok" else None,
             "program_cpu_seconds": seconds if status == "ok" else None, "peak_rss_bytes": rss}
 
 
@@ -56,11 +59,13 @@ def write_csv(path: Path, fields: list, rows: list) -> None:
 
 
 class Synthetic:
-    """A results folder in the making: times[cell key] = per-round seconds."""
+    """A results folder in the making: times[cell key] = per-round seconds (CPU time, and wall time too unless
+    wall[cell key] gives the wall times)."""
 
     def __init__(self, rounds: int = ROUNDS):
         self.rounds = rounds
         self.times, self.memory, self.bench, self.valgrind, self.extra_runs = {}, {}, [], [], []
+        self.wall = {}
         self.meta_extra = {}
         self.misuse = []   # misuse.csv rows (hardening.FIELDS)
         self.files = {}   # path in the folder -> text (e.g. strata-pages' curve files)
@@ -91,13 +96,16 @@ class Synthetic:
                            "distinct_pages": footprint, "knee_pages": 0, "peak_working_set": footprint, **fields})
         return self
 
-    def write(self, folder: Path, partial: bool = False) -> Path:
+    def write(self, folder: Path, partial: bool = False, cpu_time: bool = True) -> Path:
+        """cpu_time=False: runs.csv without program_cpu_seconds, as evaluations wrote it before it was recorded."""
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in self.files.items():
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_text(text)
-        runs = [run_row(k[0], k[1], k[3], k[4], i + 1, t) for k, ts in self.times.items() for i, t in enumerate(ts)]
-        write_csv(folder / "runs.csv", RUN_FIELDS, runs + self.extra_runs)
+        runs = [run_row(k[0], k[1], k[3], k[4], i + 1, t, wall=self.wall[k][i] if k in self.wall else None)
+                for k, ts in self.times.items() for i, t in enumerate(ts)]
+        write_csv(folder / "runs.csv", [f for f in RUN_FIELDS if cpu_time or f != "program_cpu_seconds"],
+                  runs + self.extra_runs)
         write_csv(folder / "memory.csv", MEMORY_FIELDS,
                   [memory_row(k[0], k[1], k[3], k[4], i + 1, v) for k, vs in self.memory.items()
                    for i, v in enumerate(vs)])

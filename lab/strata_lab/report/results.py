@@ -9,7 +9,8 @@ from typing import Optional
 
 from .. import claims as claims_module
 from .. import stats
-from ..evalstats import Summary, by_round, cells, judge, paired_ratios, read_csv, references, summarize
+from ..evalstats import Summary, by_round, cell_key, cells, good, judge, paired_ratios, read_csv, references, summarize
+from .timing import TIME, Timing
 
 MIB = 2 ** 20
 
@@ -27,9 +28,21 @@ class Results:
         self.refs = references(self.runs + self.memory, self.profiles, self.meta.get("workloads", {}))
         judge(self.runs, self.refs)
         judge(self.memory, self.refs)
+        self.timing = Timing(self.runs)
         self.cells = cells(self.runs)
+        self._program_times()
         self.memory_cells = cells(self.memory)
         self.plots = self.folder / "plots"
+
+    def _program_times(self) -> None:
+        """Each cell's time is its program's time as timing.py chooses it (CPU time, for a single-threaded program
+        whose runs record it), like the ratios: tables, best allocators and fastest cells agree with the claims."""
+        times = {}
+        for run in self.runs:
+            if good(run):
+                times.setdefault(cell_key(run), []).append(run.get(self.timing.metric(run["workload"])))
+        for key, cell in self.cells.items():
+            cell.time = summarize(times.get(key, []))
 
     def experiments(self, section: str) -> list:
         return [e for e in self.meta.get("experiments", []) if e["section"] == section]
@@ -41,13 +54,16 @@ class Results:
     def key(self, experiment: dict, workload: str, mode: str, allocator: str, preset: str) -> tuple:
         return (workload, mode, experiment["scales"][workload], allocator, preset)
 
-    def ratios(self, numerator: tuple, denominator: tuple, metric: str = "program_seconds") -> list:
-        """numerator/denominator, one per round in which both have a good run."""
-        return paired_ratios(self.runs, numerator, denominator, metric)
+    def ratios(self, numerator: tuple, denominator: tuple, metric: str = TIME) -> list:
+        """numerator/denominator, one per round in which both have a good run; TIME: the program's time (timing.py)
+        of the numerator's workload (a pair is two cells of one program)."""
+        return paired_ratios(self.runs, numerator, denominator,
+                             self.timing.metric(numerator[0]) if metric == TIME else metric)
 
     def ratio_of_ratios(self, first: tuple, second: tuple) -> list:
-        """(a/b)/(c/d) for first = (a, b), second = (c, d), per round in which all four have a good run."""
-        a, b, c, d = (by_round(self.runs, k) for k in (*first, *second))
+        """(a/b)/(c/d) of the programs' times for first = (a, b), second = (c, d), per round in which all four have
+        a good run."""
+        a, b, c, d = (by_round(self.runs, k, self.timing.metric(k[0])) for k in (*first, *second))
         return [(a[n] / b[n]) / (c[n] / d[n]) for n in sorted(a) if n in b and n in c and n in d and b[n] and c[n]]
 
     def memory_ratios(self, numerator: tuple, denominator: tuple, metric: str = "fragmentation") -> list:
@@ -129,7 +145,7 @@ def against_glibc(r: Results, e: dict) -> tuple:
 
 
 def ratio_claim_estimates(r: Results, claim: claims_module.Claim, pairs: dict, every: bool = True,
-                          metric: str = "program_seconds") -> None:
+                          metric: str = TIME) -> None:
     """claim.estimates[label] from pairs[label] = (numerator key, denominator key), paired on metric:
     one interval per label, Bonferroni-corrected when the claim is judged per program."""
     confidence = stats.corrected(stats.CONFIDENCE, len(pairs)) if every else stats.CONFIDENCE
@@ -171,5 +187,5 @@ def summary_of(e: Optional[stats.Estimate]) -> Optional[Summary]:
     return None if e is None else Summary(e.value, e.low, e.high, e.n)
 
 
-__all__ = ["MIB", "Results", "Section", "Summary", "against_glibc", "best_allocator", "estimate", "frag_text", "mib",
+__all__ = ["MIB", "TIME", "Results", "Section", "Summary", "against_glibc", "best_allocator", "estimate", "frag_text", "mib",
            "ratio_claim_estimates", "seconds", "series", "series_name", "summarize", "summary_of"]

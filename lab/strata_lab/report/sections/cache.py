@@ -34,7 +34,7 @@ def correlation_claims(r: Results, s: Section) -> None:
     claim = Claim("occupancy.misses-correlate", s.title,
                   "along an occupancy sweep, cache misses rise with execution time",
                   Source("2026", "Fig. 3", QUOTE),
-                  "per sweep: Pearson r of LL misses and median time over its presets", Above(0.0),
+                  f"per sweep: Pearson r of LL misses and median {r.timing.name} over its presets", Above(0.0),
                   "correlated (no figure)")
     points = sweep_points(r)
     if points:

@@ -14,7 +14,8 @@ PAPER_THREE = ("glibc", "jemalloc")   # 2026 §4.4: the allocators mimalloc was 
 def build(r: Results) -> Section:
     s = Section("general-purpose", "General-purpose allocators (Vam Fig. 2, 3 and 6)")
     s.p("Naive mode (every object through malloc/free) on each allocator. Time normalised to glibc (the paper "
-        "normalises to DLmalloc, glibc's ancestor), paired within a round (95% interval). Fragmentation as in Vam "
+        "normalises to DLmalloc, glibc's ancestor), paired within a round (95% interval). " + r.timing.why +
+        " Fragmentation as in Vam "
         "§4.4: the most pages in use (mapped, touched, not discarded) over the most live bytes, both measured at "
         "the moments they happen in separate memory runs (every requested byte touched, so that a live byte is a "
         "byte in use).")
@@ -27,7 +28,8 @@ def build(r: Results) -> Section:
     faster = Claim("general-purpose.vam-faster", s.title, "libstrata (Vam's design) is faster than glibc on average",
                    Source("Vam 2005", "§4.1", "On average, Vam is 4% and 8% faster than PHKmalloc and DLmalloc, "
                                               "respectively."),
-                   "geometric mean over workloads of libstrata / glibc time", Below(1.0, strict=True), "8% faster")
+                   f"geometric mean over workloads of libstrata / glibc {r.timing.name}", Below(1.0, strict=True),
+                   "8% faster")
     if e is not None and {VAM, DLMALLOC} <= set(e["allocators"]):
         faster.cells.update(key(w, a) for w in workloads for a in (VAM, DLMALLOC))
         faster.estimates[VAM] = stats.geometric_mean_across([r.ratios(key(w, VAM), key(w, DLMALLOC))
@@ -58,8 +60,8 @@ def _mimalloc_best(r: Results, s: Section, e) -> None:
                   "mimalloc is faster than glibc and jemalloc on average over the programs",
                   Source("2026", "§4.4", "Among the three tested general-purpose allocators, mimalloc provides the "
                                          "best overall performance on our selection of benchmarks."),
-                  "geometric mean over workloads of mimalloc / glibc and mimalloc / jemalloc time (the paper's "
-                  "three), paired within a round", Below(1.0, strict=True), "the best of the three")
+                  f"geometric mean over workloads of mimalloc / glibc and mimalloc / jemalloc {r.timing.name} (the "
+                  "paper's three), paired within a round", Below(1.0, strict=True), "the best of the three")
     if e is None or "mimalloc" not in e["allocators"]:
         s.claim(claim)
         return

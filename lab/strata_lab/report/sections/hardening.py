@@ -5,7 +5,7 @@ from ... import hardening, stats
 from ...claims import Below, Claim, Source
 from ...evalstats import read_csv
 from .. import plots
-from ..results import Results, Section, against_glibc
+from ..results import TIME, Results, Section, against_glibc
 
 STRATA, HARDENED, GLIBC = "strata", "strata-hardened", "glibc"
 # Issue 19's goals, on its independent suite of 30: default libstrata catches at least 16, the hardened build 28.
@@ -32,7 +32,8 @@ def build(r: Results) -> Section:
     for kind in ("misuse", "correct"):
         s.table(*hardening.detail_rows(rows, kind))
     if e is not None:
-        s.p("The cost: each allocator on the workloads (naive mode), against glibc, paired within a round.")
+        s.p("The cost: each allocator on the workloads (naive mode), against glibc, paired within a round. "
+            + r.timing.why)
         s.table(["workload", "allocator", "time", "time / glibc (95% CI)", "peak RSS", "most pages in use",
                  "fragmentation"], against_glibc(r, e)[1])
     _detection_claims(s, hardening.tally(rows), rows)
@@ -52,7 +53,7 @@ def _cost(r: Results, e, allocator: str, metric: str):
 def _summary(r: Results, e, rows: list) -> list:
     table = []
     for name, line in zip(hardening.tally(rows), hardening.summary_rows(rows)):
-        time, rss = _cost(r, e, name, "program_seconds"), _cost(r, e, name, "peak_rss_bytes")
+        time, rss = _cost(r, e, name, TIME), _cost(r, e, name, "peak_rss_bytes")
         table.append(line + ["—" if time is None else time.text(), "—" if rss is None else rss.text()])
     return table
 
@@ -60,7 +61,7 @@ def _summary(r: Results, e, rows: list) -> list:
 def _plot(r: Results, s: Section, e, rows: list) -> None:
     points = {}
     for name, c in hardening.tally(rows).items():
-        time = _cost(r, e, name, "program_seconds")
+        time = _cost(r, e, name, TIME)
         if time is not None and c["misuse"]:
             points[name] = [(time.value, c[hardening.CAUGHT] / c["misuse"])]
     if points:
@@ -114,12 +115,13 @@ def _cost_claims(r: Results, s: Section, e) -> None:
     key = lambda w, a: r.key(e, w, mode, a, "Adv0")
     cost = Claim("hardening.hardened-cost", s.title, "libstrata-hardened's time is within 1.25x of libstrata's",
                  Source("ours", "", "issue 19's goal (there on bench/malloc; here on the workloads)"),
-                 "geometric mean over workloads of libstrata-hardened / libstrata time", Below(HARDENED_COST),
+                 f"geometric mean over workloads of libstrata-hardened / libstrata {r.timing.name}",
+                 Below(HARDENED_COST),
                  "≤ 1.25x")
     cheaper = Claim("hardening.hardened-cheaper", s.title, "libstrata-hardened is faster than scudo and mimalloc's "
                     "secure build", Source("ours", "", "issue 19's goal: below scudo, mimalloc secure and "
                                                        "hardened_malloc (there on bench/malloc)"),
-                    "per peer: geometric mean over workloads of libstrata-hardened / the peer's time",
+                    f"per peer: geometric mean over workloads of libstrata-hardened / the peer's {r.timing.name}",
                     Below(1.0, strict=True), "below them")
     present = set(e["allocators"]) if e else set()
     for claim, others in ((cost, [STRATA]), (cheaper, HARDENED_BELOW)):

@@ -15,11 +15,12 @@ def build(r: Results) -> Section:
     s.p("As in Figure 3: one program (naive mode) on one allocator, preconditioned with the multiplier fixed at 10 "
         "(ten times its peak live objects allocated, shuffled and freed) and the fraction kept live (occupancy) "
         "swept. Time against the sweep's lowest occupancy, paired within a round (95% interval); cache misses "
-        f"from one cachegrind run per preset, at {r.meta.get('cachegrind_scale', 1)} of the cell's scale.")
+        f"from one cachegrind run per preset, at {r.meta.get('cachegrind_scale', 1)} of the cell's scale. "
+        + r.timing.why)
     time_claim = Claim("occupancy.time-rises", s.title,
                        "at a fixed multiplier, the highest occupancy runs slower than the lowest",
                        Source("2026", "§3.2", QUOTE),
-                       "per sweep: time at the highest occupancy / time at the lowest (M = 10)", Above(1.0),
+                       f"per sweep: {r.timing.name} at the highest occupancy / at the lowest (M = 10)", Above(1.0),
                        "rising with occupancy (no figure; 197.parser and Clang on jemalloc)")
     misses_claim = Claim("occupancy.misses-rise", s.title,
                          "at a fixed multiplier, the highest occupancy has more last-level cache misses than the "

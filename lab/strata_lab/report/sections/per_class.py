@@ -22,7 +22,7 @@ def build(r: Results) -> Section:
     s = Section("per-class", "Per-class allocation (2026 Fig. 4, RQ1)")
     s.p("`boxed-sim`: per-class freelists (custom) against every object through malloc/free (naive). Times are "
         "normalised, as in the paper's Figure 4, to the custom allocator on glibc at Adv0; bars are geometric "
-        "means of ratios paired within a round, whiskers their 95% interval.")
+        "means of ratios paired within a round, whiskers their 95% interval. " + r.timing.why)
     for e in r.experiments("per-class"):
         for w in e["workloads"]:
             if w in (UPPER_BOUND, OUR_MIX):
@@ -63,7 +63,7 @@ def _program_claims(r: Results, s: Section, e, w: str) -> None:
                  f"{w}: per-class allocation gains little over naive allocation on mimalloc",
                  Source("2026", "§4.3", "Custom per-class allocation on top of mimalloc only shaves an additional "
                                         "2.3%."),
-                 "naive/custom time on mimalloc at Adv0", Below(1 + MARGIN), "2.3% (margin: 10%)")
+                 f"naive/custom {r.timing.name} on mimalloc at Adv0", Below(1 + MARGIN), "2.3% (margin: 10%)")
     if "mimalloc" in allocators:
         ratio_claim_estimates(r, gain, {"mimalloc": (r.key(e, w, "naive", "mimalloc", "Adv0"),
                                                      r.key(e, w, "custom", "mimalloc", "Adv0"))}, every=False)
@@ -74,7 +74,8 @@ def _program_claims(r: Results, s: Section, e, w: str) -> None:
                   Source("2026", "§4.3", "For boxed-sim, naïve allocation with mimalloc outperforms glibc malloc "
                                          "with the custom allocator even on the highest adversarial allocation "
                                          "settings."),
-                  "naive on mimalloc / custom on glibc, per preset", Below(1.0, strict=True), "holds at every preset")
+                  f"naive on mimalloc / custom on glibc, {r.timing.name}, per preset", Below(1.0, strict=True),
+                  "holds at every preset")
     if "mimalloc" in allocators and "glibc" in allocators:
         ratio_claim_estimates(r, beats, {p: (r.key(e, w, "naive", "mimalloc", p), r.key(e, w, "custom", "glibc", p))
                                          for p in e["presets"]})
@@ -114,7 +115,7 @@ def _mix_claim(r: Results, s: Section, e) -> None:
                   "on a realistic LIFO/FIFO mix, a hand-written freelist gains at most 10% over mimalloc",
                   Source("ours", "", "RQ1's conclusion (2026 §4.3) on a mix with frees, which the paper's "
                                      "microbenchmark leaves out"),
-                  f"{w}: naive/custom time on mimalloc at Adv0", Below(1 + MARGIN), "—")
+                  f"{w}: naive/custom {r.timing.name} on mimalloc at Adv0", Below(1 + MARGIN), "—")
     if e and "mimalloc" in e["allocators"]:
         ratio_claim_estimates(r, claim, {"mimalloc": (r.key(e, w, "naive", "mimalloc", "Adv0"),
                                                       r.key(e, w, "custom", "mimalloc", "Adv0"))}, every=False)
@@ -127,7 +128,8 @@ def _upper_bound_claims(r: Results, s: Section, e) -> None:
         claim = Claim(f"per-class.{w}.{alloc}", s.title,
                       f"the per-class upper bound on {alloc}: a freelist gains at most {paper * 100:.0f}% (+10 "
                       "points) over malloc/free",
-                      Source("2026", "§4.3", UPPER_BOUND_QUOTE), f"{w}: naive/custom time on {alloc} at Adv0",
+                      Source("2026", "§4.3", UPPER_BOUND_QUOTE),
+                      f"{w}: naive/custom {r.timing.name} on {alloc} at Adv0",
                       Below(1 + paper + MARGIN), f"{paper * 100:.0f}% (margin: +10 points)")
         if e and alloc in e["allocators"]:
             ratio_claim_estimates(r, claim, {alloc: (r.key(e, w, "naive", alloc, "Adv0"),
@@ -142,7 +144,7 @@ def _no_protection_claim(r: Results, s: Section, e, w: str) -> None:
                   "on every allocator",
                   Source("2026", "§4.3", "Per-class allocators offer no additional protection against heap "
                                          "fragmentation."),
-                  "per allocator: (custom Adv/Adv0) / (naive Adv/Adv0) at the strongest preset run",
+                  f"per allocator: (custom Adv/Adv0) / (naive Adv/Adv0) {r.timing.name} at the strongest preset run",
                   Above(1 - NO_PROTECTION_MARGIN), "no protection (margin: custom's slowdown at least 95% of "
                                                    "naive's)")
     presets = [p for p in (e["presets"] if e else []) if p != "Adv0"]

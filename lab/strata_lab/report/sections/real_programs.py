@@ -13,7 +13,7 @@ def build(r: Results) -> Section:
     s = Section("real-programs", "Real programs: pymalloc and SQLite lookaside")
     s.p("custom = the program's own allocator (CPython's pymalloc, SQLite's lookaside), naive = switched off at run "
         "time (PYTHONMALLOC=malloc, no lookaside slots). Ratio naive/custom per allocator and preset, paired "
-        "within a round: above 1, the custom allocator pays.")
+        "within a round: above 1, the custom allocator pays. " + r.timing.why)
     groups = {}   # allocator -> {workload: (naive key, custom key)} at Adv0
     for e in r.experiments("real-programs"):
         values, rows = {}, []
@@ -39,7 +39,7 @@ def build(r: Results) -> Section:
                   Source("ours", "", "RQ1's conclusion (2026 §4.3: per-class allocators give no substantial "
                                      "benefit over a modern general-purpose allocator) tested on the pools of real "
                                      "programs"),
-                  f"geometric mean over programs of naive/custom on {MODERN}, Adv0", Below(1.10), "—")
+                  f"geometric mean over programs of naive/custom {r.timing.name} on {MODERN}, Adv0", Below(1.10), "—")
     if MODERN in groups:
         claim.cells.update(k for pair in groups[MODERN].values() for k in pair)
         claim.estimates[MODERN] = overall[MODERN]

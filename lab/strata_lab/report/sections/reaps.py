@@ -17,22 +17,12 @@ LEA_NOTE = ("“Lea” is glibc here: its malloc is ptmalloc2, Doug Lea's malloc
             "measured) made thread-safe; the layers' `lea` heap only approximates it. Region emulation is the naive "
             "mode: every object a malloc block, recorded in its region and freed with it.")
 BC_QUOTE = "Computing 1000th prime consumes 7.4Mb without ap_free and 240 kilobytes with"
-# Time here is the program's CPU time (user + system, end of preconditioning to exit): these programs are single-
-# threaded and their runs short (mempool's 60 ms), and on a shared machine a wall time gains a preemption's 10-40 ms
-# at random (docs/lab.md, "Reaps"). Results from before the shim recorded it fall back to wall time.
-CPU_TIME = "program_cpu_seconds"
-
-
-def time_metric(r: Results) -> str:
-    return CPU_TIME if any(run.get(CPU_TIME) is not None for run in r.runs) else "program_seconds"
-
-
 def build(r: Results) -> Section:
     s = Section("reaps", "Reaps, regions and naive allocation (2002 Fig. 3, 8 and 9)")
     s.p("Each workload's custom allocator against strata reaps (with individual frees where the program knows an "
         "object is dead) and against naive malloc/free with region emulation; times normalised to custom on the "
-        "same allocator, paired within a round (95% interval). Time is the program's CPU time (user + system), "
-        "which a busy machine's preemptions leave out. Memory: peak pages in use from the memory runs "
+        "same allocator, paired within a round (95% interval). " + r.timing.why + " Memory: peak pages in use from "
+        "the memory runs "
         "(Vam §4.4's measure) and peak RSS from the timed runs.")
     e = next(iter(r.experiments("reaps")), None)
     if e is not None:
@@ -59,16 +49,16 @@ def _against_custom(r: Results, e, mode: str) -> dict:
 
 
 def _tables(r: Results, s: Section, e: dict) -> None:
-    values, rows, memory, metric = {}, [], [], time_metric(r)
+    values, rows, memory = {}, [], []
     for w in e["workloads"]:
         for alloc in e["allocators"]:
             base = r.key(e, w, "custom", alloc, "Adv0")
             for mode in e["modes"]:
-                values[(w, f"{mode} / {alloc}")] = summary_of(stats.ratio(r.ratios(r.key(e, w, mode, alloc, "Adv0"),
-                                                                                   base, metric)))
+                key = r.key(e, w, mode, alloc, "Adv0")
+                values[(w, f"{mode} / {alloc}")] = summary_of(stats.ratio(r.ratios(key, base)))
             rows.append([w, alloc, seconds(r.cells[base].time) if base in r.cells else "—",
-                         estimate(stats.ratio(r.ratios(r.key(e, w, "reap", alloc, "Adv0"), base, metric))),
-                         estimate(stats.ratio(r.ratios(r.key(e, w, "naive", alloc, "Adv0"), base, metric)))])
+                         estimate(stats.ratio(r.ratios(r.key(e, w, "reap", alloc, "Adv0"), base))),
+                         estimate(stats.ratio(r.ratios(r.key(e, w, "naive", alloc, "Adv0"), base)))])
             keys = [r.key(e, w, m, alloc, "Adv0") for m in ("custom", "reap", "naive")]
             memory.append([w, alloc] + [mib(r.memory_of(k)) for k in keys]
                           + [mib(r.cells[k].rss if k in r.cells else None) for k in keys])
@@ -84,7 +74,7 @@ def _tables(r: Results, s: Section, e: dict) -> None:
 
 
 def _judge_every(r: Results, s: Section, claim: Claim, pairs: dict) -> None:
-    ratio_claim_estimates(r, claim, pairs, metric=time_metric(r))
+    ratio_claim_estimates(r, claim, pairs)
     s.claim(claim)
     if claim.verdict == "not held":
         claim.note = ALLOCATION_RATE_NOTE
@@ -95,7 +85,7 @@ def _within_ten(r: Results, s: Section, pairs: dict) -> None:
                              "the reap comes within 10% of the custom allocators in every program but parser",
                              Source("2002", "Fig. 8", "Except for 197.parser, Reap performs within 10% of the "
                                                       "original custom allocators."),
-                             "per program: reap / custom CPU time on glibc, Adv0", Below(1.10), "within 10%",
+                             f"per program: reap / custom {r.timing.name} on glibc, Adv0", Below(1.10), "within 10%",
                              exceptions="197.parser (our parser, shown in the table)"), pairs)
 
 
@@ -106,7 +96,7 @@ def _emulation(r: Results, s: Section, pairs: dict) -> None:
                   Source("2002", "Fig. 3", "For six of the eight applications, the Lea allocator performs nearly as "
                                            "well as or better than the original custom allocators (less than 2% "
                                            "slower on average)."),
-                  "per program: naive (emulation) / custom CPU time on glibc, Adv0", Below(1.05),
+                  f"per program: naive (emulation) / custom {r.timing.name} on glibc, Adv0", Below(1.05),
                   "6 of 8, less than 2% slower on average (margin: 5%)", at_least=0.75)
     _judge_every(r, s, claim, pairs)
 
@@ -118,9 +108,10 @@ def _faster_than_emulation(r: Results, s: Section, e) -> None:
                   Source("2002", "Fig. 9", "Reap performs almost as quickly as the original custom allocators "
                                            "(within 10%), much faster than region emulation or other region-based "
                                            "allocators."),
-                  "per program: naive (emulation) / reap CPU time on glibc, Adv0, for compiler (lcc) and interp "
-                  "(mudlle)", Above(1.0), "lcc, mudlle: emulation slower (Windows Heaps 68–217%, Vmalloc 43–407% "
-                                          "are other region allocators)")
+                  f"per program: naive (emulation) / reap {r.timing.name} on glibc, Adv0, for compiler (lcc) and "
+                  "interp (mudlle)", Above(1.0),
+                  "lcc, mudlle: emulation slower (Windows Heaps 68–217%, Vmalloc 43–407% are other region "
+                  "allocators)")
     if e is not None and {"naive", "reap"} <= set(e["modes"]):
         alloc = e["allocators"][0]
         _judge_every(r, s, claim, {w: (r.key(e, w, "naive", alloc, "Adv0"), r.key(e, w, "reap", alloc, "Adv0"))
@@ -174,7 +165,7 @@ def _mode_over(r: Results, e: dict, w: str, mode: str, base_mode: str, memory: b
     """mode / base_mode on the section's first allocator at Adv0, paired within a round (time or pages in use)."""
     alloc = e["allocators"][0]
     top, bottom = r.key(e, w, mode, alloc, "Adv0"), r.key(e, w, base_mode, alloc, "Adv0")
-    pairs = r.memory_ratios(top, bottom, "peak_in_use_bytes") if memory else r.ratios(top, bottom, time_metric(r))
+    pairs = r.memory_ratios(top, bottom, "peak_in_use_bytes") if memory else r.ratios(top, bottom)
     return summary_of(stats.ratio(pairs))
 
 

@@ -20,7 +20,7 @@ def build(r: Results) -> Section:
         "custom allocator on glibc at Adv0. Custom and naive modes are preconditioned from the same profile (the "
         "naive mode's, object level: both face the same heap), and every round draws its own preconditioning "
         "seed. The table gives each configuration's slowdown against Adv0 (same mode and allocator, paired; "
-        "95% interval).")
+        "95% interval). " + r.timing.why)
     for e in filter(None, [merged(r.experiments("resilience"))]):
         rows = []
         for w in e["workloads"]:
@@ -112,7 +112,7 @@ def _unaffected(r: Results, s: Section, e) -> None:
                                          "197.parser and sculpt, whose chunked allocation provides the same locality "
                                          "properties — shows perfect resilience to adversarial allocation, even "
                                          "with higher settings."),
-                  "per program and allocator: custom Adv3 / custom Adv0", Within(*UNAFFECTED),
+                  f"per program and allocator: custom Adv3 / custom Adv0 {r.timing.name}", Within(*UNAFFECTED),
                   "perfect resilience (margin: ±5%)", exceptions="Clang (not all its allocations go through its "
                                                                 "regions; no counterpart here)")
     workloads = e["workloads"] if e else []
@@ -124,7 +124,7 @@ def _naive_slows(r: Results, s: Section, e) -> None:
                   "naive allocation on mimalloc slows down under Adv3 in the programs the paper names",
                   Source("2026", "§4.5", "Based on the Adv₃ and mimalloc settings, adversarial allocation slows "
                                          "down muddle, 197.parser, and 176.gcc by 18%, 25%, and 27%, respectively."),
-                  "naive Adv3 / naive Adv0 on mimalloc, for " + ", ".join(f"{w} ({p})" for w, p in
+                  f"naive Adv3 / naive Adv0 {r.timing.name} on mimalloc, for " + ", ".join(f"{w} ({p})" for w, p in
                                                                           NAMED_MIMALLOC.items()),
                   Above(1.0), "18%, 25%, 27%")
     _judge_pairs(r, s, claim, _slowdown_pairs(r, e, "naive", ["mimalloc"], NAMED_MIMALLOC))
@@ -137,7 +137,7 @@ def _glibc_more_affected(r: Results, s: Section, e) -> None:
                   Source("2026", "§4.5", "The default Linux allocator is considerably more affected by "
                                          "fragmentation than jemalloc and mimalloc, with both muddle and 197.parser "
                                          "taking over 2× longer under Adv₃ settings."),
-                  "(naive Adv3/Adv0 on glibc) / (naive Adv3/Adv0 on mimalloc), for "
+                  f"(naive Adv3/Adv0 on glibc) / (naive Adv3/Adv0 on mimalloc), {r.timing.name}, for "
                   + ", ".join(f"{w} ({p})" for w, p in NAMED_GLIBC.items()),
                   Above(1.0), "over 2× on glibc against 18–25% on mimalloc")
     if e is not None and {"glibc", "mimalloc"} <= set(e["allocators"]):
@@ -159,7 +159,7 @@ def _custom_slows_less(r: Results, s: Section, e) -> None:
                   Source("2026", "§4.5", "RQ3 Summary: Region allocators provide strong resilience to heap "
                                          "fragmentation, while naïve allocation degrades execution time by up to 2× "
                                          "under adversarial allocation (muddle and 197.parser, glibc malloc)."),
-                  "per program and allocator: (naive Adv3/Adv0) / (custom Adv3/Adv0)", Above(1.0),
+                  f"per program and allocator: (naive Adv3/Adv0) / (custom Adv3/Adv0), {r.timing.name}", Above(1.0),
                   "naive up to 2× (glibc), 18–27% (mimalloc); custom unaffected",
                   exceptions="175.vpr and geometry_nodes (our " + ", ".join(INSENSITIVE) + ": little impact "
                              "either way; shown in the table)")
