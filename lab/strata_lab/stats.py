@@ -1,5 +1,5 @@
 """Intervals for the lab's verdicts: every quantity a claim is about is
-estimated with a 95% confidence interval, from Student's t on log ratios.
+estimated with a 95% confidence interval, from SciPy's bootstrap.
 
 The unit of replication is the round: each round runs every cell once, in a
 shuffled order, so a ratio between two cells is taken within one round (both
@@ -9,33 +9,32 @@ a typical factor that a single slow round cannot dominate the way it
 dominates an arithmetic mean.
 
 Methods, each named in the report beside its interval:
-  - "t": Student's t interval of the mean log ratio over rounds (SciPy's t
-    distribution, n - 1 degrees of freedom);
-  - "t over workloads": the geometric mean over several workloads of each
-    one's geometric-mean ratio; its standard error adds every workload's,
-    with the fewest rounds' degrees of freedom (conservative), so the
-    interval carries the noise of every workload the claim spans;
-  - "t per workload, Bonferroni": the largest of several workloads' ratios,
-    between the largest lower and the largest upper end of the workloads'
-    t intervals, each at the Bonferroni-corrected level;
+  - "bootstrap": scipy.stats.bootstrap (BCa; percentile when BCa cannot be
+    computed, e.g. a jackknife of identical values) of the mean log ratio,
+    resampling rounds;
+  - "bootstrap over workloads' rounds": for a statistic over several
+    workloads (a geometric mean, a maximum), each workload's rounds are
+    resampled independently (SciPy's multi-sample bootstrap), so the interval
+    carries the noise of every workload the claim spans;
   - "exact": a deterministic measurement (callgrind, cachegrind, strata-drag)
     has no sampling noise; its interval is the value itself.
 
-Why t and not the bootstrap: the evaluation runs 5 rounds a cell, and a
-bootstrap interval of the mean of 5 values lies within their range, so it
-cannot reach its level: seeded normal log ratios, 5 rounds, covered the
-truth 85% of the time at a nominal 95% and 88% at a Bonferroni 99.4% (t:
-95% and 99%). The evaluation adds rounds to the cells of undecided claims
-(evaluation/adaptive.py), where the budget allows."""
+Resampling uses a fixed seed, so re-rendering a report gives the same
+intervals. With 5 rounds a bootstrap interval is narrower than its nominal
+level (the known small-sample undercoverage of the bootstrap); the
+evaluation therefore adds rounds to the cells of undecided claims
+(evaluation/adaptive.py) rather than trusting a verdict from few rounds."""
 import math
 import statistics
+import warnings
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
+RESAMPLES = 2000
 MIN_PAIRS = 3  # fewer paired rounds than this: no interval (the claim is inconclusive)
 
 
@@ -60,63 +59,69 @@ def exact(value: float, n: int = 1) -> Estimate:
     return Estimate(value, value, value, n, "exact")
 
 
+def _bootstrap(samples: tuple, statistic: Callable, confidence: float):
+    """(low, high) of SciPy's bootstrap; BCa, else percentile."""
+    rng = np.random.default_rng(20260601)
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # BCa's degenerate-jackknife warning: we fall back
+            result = scipy_stats.bootstrap(samples, statistic, vectorized=True, paired=False, axis=-1,
+                                           confidence_level=confidence, n_resamples=RESAMPLES,
+                                           method=method, random_state=rng)
+        low, high = result.confidence_interval
+        if np.isfinite(low) and np.isfinite(high):
+            return float(low), float(high)
+    return None
+
+
 def _log(values: Sequence[float]) -> Optional[np.ndarray]:
     values = [v for v in values if v is not None and v > 0]
     return np.log(np.asarray(values, dtype=float)) if values else None
 
 
-def _t(mean: float, standard_error: float, freedom: float, confidence: float) -> tuple:
-    """exp of Student's t interval around a mean log."""
-    low, high = scipy_stats.t.interval(confidence, freedom, loc=mean, scale=standard_error)
-    return math.exp(low), math.exp(high)
-
-
 def ratio(ratios: Sequence[float], confidence: float = CONFIDENCE) -> Optional[Estimate]:
-    """The geometric mean of paired ratios with its t interval; None with fewer than MIN_PAIRS ratios."""
+    """The geometric mean of paired ratios with its bootstrap interval; None
+    with fewer than MIN_PAIRS ratios."""
     logs = _log(ratios)
     if logs is None or len(logs) < MIN_PAIRS:
         return None
     value = math.exp(float(np.mean(logs)))
     if np.ptp(logs) == 0:
         return Estimate(value, value, value, len(logs), "the same in every round", confidence)
-    low, high = _t(float(np.mean(logs)), float(scipy_stats.sem(logs)), len(logs) - 1, confidence)
-    return Estimate(value, low, high, len(logs), "t", confidence)
+    bounds = _bootstrap((logs,), lambda x, axis=-1: np.mean(x, axis=axis), confidence)
+    if bounds is None:
+        return None
+    return Estimate(value, math.exp(bounds[0]), math.exp(bounds[1]), len(logs), "bootstrap", confidence)
 
 
-def _workload_logs(groups: list) -> Optional[list]:
+def _across(groups: list, reduce: Callable, name: str, confidence: float) -> Optional[Estimate]:
     logs = [_log(g) for g in groups]
     if not logs or any(x is None or len(x) < MIN_PAIRS for x in logs):
         return None
-    return logs
+    means = [float(np.mean(x)) for x in logs]
+    value = math.exp(reduce(np.asarray(means), axis=0))
+    if all(np.ptp(x) == 0 for x in logs):
+        return Estimate(value, value, value, min(map(len, logs)), "the same in every round", confidence)
+
+    def statistic(*samples, axis=-1):
+        return reduce(np.stack([np.mean(s, axis=axis) for s in samples]), axis=0)
+
+    bounds = _bootstrap(tuple(logs), statistic, confidence)
+    if bounds is None:
+        return None
+    return Estimate(value, math.exp(bounds[0]), math.exp(bounds[1]), min(map(len, logs)), name, confidence)
 
 
 def geometric_mean_across(groups: list, confidence: float = CONFIDENCE) -> Optional[Estimate]:
     """The geometric mean over workloads of each workload's geometric-mean
     ratio; groups = one list of paired ratios per workload."""
-    logs = _workload_logs(groups)
-    if logs is None:
-        return None
-    mean, n = float(np.mean([np.mean(x) for x in logs])), min(map(len, logs))
-    if all(np.ptp(x) == 0 for x in logs):
-        return Estimate(math.exp(mean), math.exp(mean), math.exp(mean), n, "the same in every round", confidence)
-    variances = [float(np.var(x, ddof=1)) / len(x) for x in logs]   # each workload's mean's
-    # Degrees of freedom: the fewest rounds' (Hsu's conservative choice). Welch-Satterthwaite's estimate from 5
-    # rounds a workload covered 91.5% at a nominal 95% (lab/tests/test_stats.py's case).
-    low, high = _t(mean, math.sqrt(sum(variances)) / len(logs), n - 1, confidence)
-    return Estimate(math.exp(mean), low, high, n, "t over workloads", confidence)
+    return _across(groups, np.mean, "bootstrap over workloads' rounds", confidence)
 
 
 def maximum_across(groups: list, confidence: float = CONFIDENCE) -> Optional[Estimate]:
     """The largest of the workloads' geometric-mean ratios (e.g. "at most 15%
-    in every program" read as a bound on the worst one): when every workload's
-    interval at the corrected level covers its ratio, the largest ratio lies
-    between the largest lower end and the largest upper end."""
-    if _workload_logs(groups) is None:
-        return None
-    each = [ratio(g, corrected(confidence, len(groups))) for g in groups]
-    value, low, high = (max(getattr(e, end) for e in each) for end in ("value", "low", "high"))
-    method = "the same in every round" if low == high else "t per workload, Bonferroni"
-    return Estimate(value, low, high, min(e.n for e in each), method, confidence)
+    in every program" read as a bound on the worst one)."""
+    return _across(groups, np.max, "bootstrap over workloads' rounds", confidence)
 
 
 def geometric_mean_exact(values: Sequence[float]) -> Optional[Estimate]:

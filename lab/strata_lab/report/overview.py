@@ -23,7 +23,7 @@ def claims_section(r: Results, sections: list) -> Section:
             "so far.")
     s.p(f"{len(claims)} claims: {counts['held']} held, {counts['not held']} not held, {counts['inconclusive']} "
         f"inconclusive, {counts[NOT_MEASURED]} not measured. Each verdict comes from a 95% confidence interval of "
-        "the quantity the claim is about (Student's t over paired rounds; Bonferroni-corrected per program for "
+        "the quantity the claim is about (bootstrap over paired rounds; Bonferroni-corrected per program for "
         "claims about every program): **held** when the interval lies on the claim's side (inside the margin, for "
         "'within' and 'unaffected' claims), **not held** when it lies on the other side, **inconclusive** when "
         "it straddles the threshold. Claims marked *ours* are not a paper's.")
