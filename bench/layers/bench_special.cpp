@@ -1,7 +1,7 @@
 // bench_special CONTENDER [OPERATIONS]
 // The 2001 paper's §5: special-purpose allocators built from layers against
 // the originals they replace, each pair on the same sequence
-// (special_workloads.hpp). Prints "contender=… operations=… seconds=… checksum=…";
+// (special_workloads.hpp). Prints "contender=… operations=… seconds=… cpu_seconds=… checksum=…";
 // the lab interleaves the contenders and pairs them by round.
 //   xalloc-layers    XallocHeap<32 MiB, MmapHeap> (the paper: over MmapHeap)
 //   xalloc-hand      197.parser's xalloc written by hand as one struct: SPEC's
@@ -14,7 +14,6 @@
 //                    16-byte alignment like ObstackHeap's
 #include <obstack.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +22,7 @@
 #include "special_workloads.hpp"
 #include "strata/layers.hpp"
 #include "strata/platform.hpp"
+#include "timed_loop.hpp"
 
 #define obstack_chunk_alloc std::malloc
 #define obstack_chunk_free std::free
@@ -98,12 +98,9 @@ struct GnuObstack {
 
 template <class Run>
 int measure(std::string_view name, std::size_t ops, Run run) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::uint64_t checksum = run();
-  const auto stop = std::chrono::steady_clock::now();
-  std::printf("contender=%.*s operations=%zu seconds=%.6f checksum=%llu\n", static_cast<int>(name.size()),
-              name.data(), ops, std::chrono::duration<double>(stop - start).count(),
-              static_cast<unsigned long long>(checksum));
+  strata::bench::LoopTimes times;
+  const std::uint64_t checksum = strata::bench::timed(run, &times);
+  strata::bench::print_loop(name, ops, times, checksum);
   return 0;
 }
 

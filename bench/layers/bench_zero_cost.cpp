@@ -1,8 +1,8 @@
 // bench_zero_cost CONTENDER [OPERATIONS]
 // Runs the shared allocation workload (workload.hpp) on one heap and prints
-// "contender=… operations=… seconds=… checksum=…". The driver `run` interleaves
-// contenders and compares them; this program only measures one.
-#include <chrono>
+// "contender=… operations=… seconds=… cpu_seconds=… checksum=…" (timed_loop.hpp).
+// The driver `run` interleaves contenders and compares them; this program only
+// measures one.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +10,7 @@
 
 #include "monolithic_kingsley.hpp"
 #include "strata/layers.hpp"
+#include "timed_loop.hpp"
 #include "workload.hpp"
 
 namespace {
@@ -37,17 +38,15 @@ class BumpHeap {
 template <class H>
 int measure(std::string_view name, H& heap, std::size_t ops) {
   constexpr std::size_t kWindow = 20000;  // live objects at once
-  auto start = std::chrono::steady_clock::now();
-  strata::bench::WorkloadResult r = strata::bench::run_workload(heap, ops, kWindow);
-  auto stop = std::chrono::steady_clock::now();
+  strata::bench::LoopTimes times;
+  strata::bench::WorkloadResult r =
+      strata::bench::timed([&] { return strata::bench::run_workload(heap, ops, kWindow); }, &times);
   if (r.operations != ops) {
     std::fprintf(stderr, "bench_zero_cost: %.*s ran out of memory after %zu allocations\n",
                  static_cast<int>(name.size()), name.data(), r.operations);
     return 1;
   }
-  std::printf("contender=%.*s operations=%zu seconds=%.6f checksum=%llu\n", static_cast<int>(name.size()),
-              name.data(), ops, std::chrono::duration<double>(stop - start).count(),
-              static_cast<unsigned long long>(r.checksum));
+  strata::bench::print_loop(name, ops, times, r.checksum);
   return 0;
 }
 

@@ -26,9 +26,9 @@ TIME_CLAIMS = [
     "vam-variants.header-time", "vam-variants.header-parser", "vam-variants.coarse-time",
     "hardening.hardened-cost", "hardening.hardened-cheaper",
 ]
-# bench/layers' programs time their loop on a steady clock and record no CPU time.
-WALL_CLAIMS = ["heap-layers.kingsley-layers", "heap-layers.lea-layers", "heap-layers.xalloc-layers",
-               "heap-layers.obstack-layers"]
+# bench/layers' programs print their loop's CPU time (cpu_seconds) beside its steady-clock seconds.
+BENCH_CLAIMS = ["heap-layers.kingsley-layers", "heap-layers.lea-layers", "heap-layers.xalloc-layers",
+                "heap-layers.obstack-layers"]
 
 
 def _claims(folder) -> dict:
@@ -64,8 +64,34 @@ def test_the_claims_on_time_are_exactly_these(tmp_path):
     claims = _claims(Synthetic().write(tmp_path / "results"))
     assert sorted(k for k, c in claims.items() if "CPU time" in c.quantity) == sorted(
         TIME_CLAIMS + ["occupancy.misses-correlate"])
-    for key in WALL_CLAIMS:   # and these say why they are on wall time
+    for key in BENCH_CLAIMS:   # Synthetic's bench rows have wall time only: these say why they are on it
         assert "wall time" in claims[key].quantity and "steady clock" in claims[key].quantity
+
+
+def _bench_disagreeing(key: str, cpu_time: bool = True) -> Synthetic:
+    """bench/layers rows whose loop CPU time says the claim holds and whose seconds (preempted) say it does not."""
+    held, not_held = Synthetic(), Synthetic()
+    SCENARIOS[key][HELD](held)
+    SCENARIOS[key][NOT_HELD](not_held)
+    cpu = {(b["bench"], b["round"], b["contender"]): b["seconds"] for b in held.bench}
+    s = Synthetic()
+    s.bench = [dict(b, seconds=3 * b["seconds"], cpu_seconds=cpu[(b["bench"], b["round"], b["contender"])]
+                    if cpu_time else None) for b in not_held.bench]
+    return s
+
+
+@pytest.mark.parametrize("key", BENCH_CLAIMS)
+def test_bench_layers_claims_pair_the_loops_cpu_time(tmp_path, key):
+    claim = _claims(_bench_disagreeing(key).write(tmp_path / "results"))[key]
+    assert claim.verdict == HELD, claim.interval_text()
+    assert "CPU time" in claim.quantity
+
+
+@pytest.mark.parametrize("key", BENCH_CLAIMS)
+def test_bench_layers_rows_without_cpu_time_fall_back_to_wall_time(tmp_path, key):
+    claim = _claims(_bench_disagreeing(key, cpu_time=False).write(tmp_path / "results"))[key]
+    assert claim.verdict == NOT_HELD, claim.interval_text()
+    assert "steady clock" in claim.quantity
 
 
 def _sweep_with_wall_times_falling(cpu_time: bool, tmp_path):

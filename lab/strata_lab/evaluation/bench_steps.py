@@ -121,13 +121,13 @@ def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: 
 
 
 def _layers_step(row: dict, program, config: evalconfig.Config, timeout_s: float) -> None:
-    """One contender of bench/layers: timed (seconds) or under callgrind (instructions)."""
+    """One contender of bench/layers: timed (seconds and the loop's CPU time) or under callgrind (instructions)."""
     exe, table, contender = str(_bench_program(program.path)), config.bench[program.workload], row["contender"]
     if not row["bench"].endswith("-callgrind"):
         out = subprocess.run([exe, contender, str(table.get("ops", 2_000_000))], capture_output=True, text=True,
                              check=True, timeout=timeout_s).stdout
         fields = dict(kv.split("=", 1) for kv in out.split())
-        row.update(status="ok", seconds=float(fields["seconds"]))
+        row.update(status="ok", seconds=float(fields["seconds"]), cpu_seconds=float(fields["cpu_seconds"]))
         return
     argv = [exe, contender, str(table.get("callgrind_ops", 200_000))]
     row.update(status="ok", instructions=valgrind.instructions(argv, dict(os.environ), timeout_s=timeout_s * 50))

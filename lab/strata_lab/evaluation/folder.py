@@ -25,7 +25,7 @@ PROFILE_FIELDS = ["workload", "mode", "scale", "seed", "status", "error", "path"
                   "realloc_calls", "free_calls", "seconds"]
 VALGRIND_FIELDS = ["workload", "mode", "scale", "run_scale", "seed", "allocator", "preset", "tool", "status", "instructions",
                    "d1_misses", "ll_misses", "data_refs", "seconds", "error"]
-BENCH_FIELDS = ["bench", "round", "contender", "allocator", "status", "seconds", "instructions",
+BENCH_FIELDS = ["bench", "round", "contender", "allocator", "status", "seconds", "cpu_seconds", "instructions",
                 "peak_held_bytes", "peak_rss_added", "peak_live_bytes", "allocated_bytes", "frees", "checksum",
                 "error", "scale", "total_drag", "peak_in_use_bytes", "peak_ideal_bytes",
                 "mode", "references", "distinct_pages", "knee_pages", "peak_working_set",  # [bench.pages]

@@ -5,11 +5,15 @@ from ...claims import Below, Claim, Source, Within
 from .. import plots
 from ..results import Results, Section, against_glibc, estimate, seconds, summarize, summary_of
 from . import program_pairs
-from ..timing import WALL_NAME
+from ..timing import CPU_NAME, WALL_NAME
 from .program_pairs import PAGES, TIME
 
-# bench/layers' programs print the time of their loop alone, on a steady clock: no CPU time to pair.
-BENCH_CLOCK = "the benchmark prints its loop's seconds on a steady clock, nothing else"
+# bench/layers' programs print their loop's time on a steady clock (seconds) and the process's CPU time over the
+# loop (cpu_seconds, single-threaded: what it ran, not how long it waited for a CPU), which is paired; results
+# from before the programs printed it have wall time only.
+LOOP_CPU = "cpu_seconds"
+BENCH_CPU = "the loop's CPU time, which leaves out the time spent waiting for a CPU on a busy machine"
+BENCH_CLOCK = "the loop's seconds on a steady clock: these results have no cpu_seconds"
 
 # (layers, hand-written, criterion, where, the paper's sentence, its figure). The paper compares runtime, and so
 # does the verdict (callgrind's instructions are shown beside it: they can disagree with time, e.g. through cache
@@ -54,10 +58,12 @@ def build(r: Results) -> Section:
 def _bench(r: Results, s: Section, bench: str, pairs: list) -> None:
     """bench/layers' rows of one program: each contender's time, each pair's paired ratio and instructions,
     and a claim per pair."""
+    rows = [b for b in r.bench if b["bench"] == bench and b["status"] == "ok"]
+    on_cpu = bool(rows) and all(b.get(LOOP_CPU) is not None for b in rows)
     rounds = {}
-    for b in r.bench:
-        if b["bench"] == bench and b["status"] == "ok":
-            rounds.setdefault(b["round"], {})[b["contender"]] = b["seconds"]
+    for b in rows:
+        rounds.setdefault(b["round"], {})[b["contender"]] = b[LOOP_CPU] if on_cpu else b["seconds"]
+    time_name, clock = (CPU_NAME, BENCH_CPU) if on_cpu else (WALL_NAME, BENCH_CLOCK)
     instructions = {b["contender"]: b["instructions"] for b in r.bench
                     if b["bench"] == f"{bench}-callgrind" and b["status"] == "ok"}
     if rounds:
@@ -74,8 +80,8 @@ def _bench(r: Results, s: Section, bench: str, pairs: list) -> None:
         if time is not None or count is not None:
             table.append([f"{layers} / {hand}", estimate(time), "—" if count is None else f"{count:.4f}"])
         claim = Claim(f"heap-layers.{layers}", s.title, f"{layers} costs at most what the paper measured over {hand}",
-                      Source("2001", where, quote), f"{layers} / {hand}: {WALL_NAME} of bench/layers, paired by round "
-                      f"({BENCH_CLOCK})",
+                      Source("2001", where, quote), f"{layers} / {hand}: {time_name} of bench/layers, paired by round "
+                      f"({clock})",
                       criterion, figure, estimates={"time": time})
         if count is not None:
             claim.note = f"callgrind instructions {count:.4f}"
