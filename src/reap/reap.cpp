@@ -77,6 +77,15 @@ std::size_t next_color() noexcept {
 
 strata_reap* as_reap(ReapHeap* node) noexcept { return static_cast<strata_reap*>(node); }
 
+// The public head, the line every call reads first (the inline path's cursor).
+const strata_reap_head& head_of(const strata_reap* reap) noexcept { return *reap; }
+
+// Checked mode, read from the head's flags (a checked reap keeps
+// STRATA_REAP_SLOW_CHECKED set for good) rather than from `checked`, some
+// three kilobytes further on: free and the slow path then touch one cache
+// line fewer per call.
+bool is_checked(const strata_reap* reap) noexcept { return (head_of(reap).flags & STRATA_REAP_SLOW_CHECKED) != 0; }
+
 // STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
 // count the fast path with callgrind), anything else (always). Read once, the
 // first time it is needed (a program may set it early in main).
@@ -210,7 +219,7 @@ void forget_objects(strata_reap* reap) noexcept {
 // ---- one node of the tree ------------------------------------------------
 
 void clear_one(strata_reap* reap) noexcept {
-  if (reap->checked) forget_objects(reap);
+  if (is_checked(reap)) forget_objects(reap);
   reap->clear();
 }
 
@@ -266,13 +275,19 @@ void strata_reap_destroy(strata_reap* reap) {
 
 void strata_reap_clear(strata_reap* reap) {
   if (reap == nullptr) return;
-  reap->forEachPreOrder([](ReapHeap* node) { clear_one(as_reap(node)); });
+  // Only reaps allocated from since their last clear (noteInUse) are visited.
+  reap->forEachMarkedPreOrder([](ReapHeap* node) { clear_one(as_reap(node)); });
 }
 
 // Everything the inline window cannot serve: freed objects waiting, a window
 // to slide or a new chunk, larger sizes, checked reaps.
+// Every allocation after a clear comes here first (a cleared reap's inline
+// window is empty, its bump 0), so this is where a reap is flagged for the
+// next clear: a reap whose bump is not 0 was flagged when it left 0.
 void* strata_reap_malloc_slow(strata_reap* reap, size_t size) {
-  if (reap->checked) [[unlikely]]
+  if (head_of(reap).bump == 0) [[unlikely]]  // a cleared (or new) reap: the next clear visits it
+    reap->noteInUse();
+  if (is_checked(reap)) [[unlikely]]
     return checked_malloc(reap, size);
   return reap->malloc<false>(size);
 }
@@ -290,7 +305,7 @@ void* strata_reap_calloc(strata_reap* reap, size_t count, size_t size) {
 
 void strata_reap_free(strata_reap* reap, void* ptr) {
   if (ptr == nullptr) return;
-  if (reap->checked) [[unlikely]]
+  if (is_checked(reap)) [[unlikely]]
     return checked_free("strata_reap_free", reap, ptr);
   reap->free<false>(ptr);
 }
@@ -328,6 +343,7 @@ void* strata_reap_aligned_alloc(strata_reap* reap, size_t alignment, size_t size
     return nullptr;
   }
   if (alignment <= strata::layers::kAlignment) return strata_reap_malloc(reap, size);
+  reap->noteInUse();
   void* ptr = reap->mallocAligned(size, alignment);  // in the stream, after filler slots
   return reap->checked ? checked_record(reap, ptr) : ptr;
 }
