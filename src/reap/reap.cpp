@@ -64,10 +64,16 @@ namespace {
 // lines of every reap (the head, the free-list masks, the first objects) fall
 // into the same L1 sets, and a program using a dozen reaps at once (scopes: a
 // reap per block nesting level) missed L1 half again as often as its
-// hand-written obstacks.
+// hand-written obstacks. The step is six lines, not one: a reap's hot lines
+// (head, stream and list scalars) lie within its first few lines, so reaps one
+// line apart still shared most sets (scopes: 2.27 M D1 misses at 64 bytes,
+// 2.22 M at 384, cachegrind).
 constexpr std::size_t kColors = 15;
-constexpr std::size_t kColorStep = 64;
-constexpr std::size_t kHeaderBytes = align_up(sizeof(strata_reap) + (kColors - 1) * kColorStep, 4096);
+constexpr std::size_t kColorStep = 384;
+constexpr std::size_t kMaxColor = (kColors - 1) * kColorStep;
+constexpr std::size_t kHeaderBytes = align_up(sizeof(strata_reap) + kMaxColor, 4096);
+// The home chunk keeps at least this much whatever the colour (the mapping
+// has room for the largest one).
 constexpr std::size_t kHomeChunkBytes = 8 * 1024;
 
 std::size_t next_color() noexcept {
@@ -239,7 +245,7 @@ inline void* allocate_any(strata_reap* reap, std::size_t size) noexcept { return
 extern "C" {
 
 strata_reap* strata_reap_create(strata_reap* parent) {
-  const std::size_t bytes = round_to_pages(kHeaderBytes + kHomeChunkBytes);
+  const std::size_t bytes = round_to_pages(kHeaderBytes + kMaxColor + kHomeChunkBytes);
   void* base = map_hidden(bytes);  // ENOMEM on failure
   if (base == nullptr) return nullptr;
   instrument::expose(base, kHeaderBytes);
