@@ -325,17 +325,25 @@ size_t strata_reap_usable_size(const strata_reap* reap, const void* ptr) {
   return reap->getSize(const_cast<void*>(ptr));
 }
 
+// An unchecked reap reads and writes tags with plain loads and stores (as
+// free does): neither ASan nor Valgrind watches it.
 void* strata_reap_realloc(strata_reap* reap, void* ptr, size_t size) {
   if (ptr == nullptr) return strata_reap_malloc(reap, size);
-  if (reap->checked) {
-    std::lock_guard lock(check_mutex());
-    require_live("strata_reap_realloc", reap, ptr);
+  std::size_t usable;
+  if (is_checked(reap)) [[unlikely]] {
+    {
+      std::lock_guard lock(check_mutex());
+      require_live("strata_reap_realloc", reap, ptr);
+    }
+    usable = reap->getSize(ptr);
+    if (size <= usable) return ptr;
+    // A checked reap keeps every object's recorded size, so it always moves.
+  } else {
+    usable = reap->getSize<false>(ptr);
+    if (size <= usable) return ptr;  // grows and shrinks within its slot in place
+    // The last object of the stream grows into the free space after it.
+    if (reap->growLast<false>(ptr, size)) return ptr;
   }
-  const std::size_t usable = reap->getSize(ptr);
-  if (size <= usable) return ptr;  // grows and shrinks within its slot in place
-  // The last object of the stream grows into the free space after it (a
-  // checked reap keeps every object's recorded size, so it always moves).
-  if (!reap->checked && reap->growLast(ptr, size)) return ptr;
   void* moved = allocate_any(reap, size);
   if (moved == nullptr) return nullptr;  // the old object stays as it was
   std::memcpy(moved, ptr, usable);
