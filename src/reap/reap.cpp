@@ -92,6 +92,20 @@ const strata_reap_head& head_of(const strata_reap* reap) noexcept { return *reap
 // line fewer per call.
 bool is_checked(const strata_reap* reap) noexcept { return (head_of(reap).flags & STRATA_REAP_SLOW_CHECKED) != 0; }
 
+// A flag of the head's only the library sets: the reap has not been flagged
+// in the tree (noteInUse) since it was made or last cleared. It keeps the
+// window closed, so the reap's next allocation comes to the slow path, which
+// tests it together with STRATA_REAP_SLOW_CHECKED in one instruction.
+constexpr std::uint32_t kInlineClosedUnnoted = 8;
+static_assert((kInlineClosedUnnoted & (STRATA_REAP_SLOW_CHECKED | STRATA_REAP_SLOW_FREED | STRATA_REAP_SLOW_EMULATOR)) == 0);
+
+// Flags the reap for the next clear of any ancestor; the window opens
+// (unless another flag holds).
+void note_in_use(strata_reap* reap) noexcept {
+  reap->noteInUse();
+  reap->openInline(kInlineClosedUnnoted);
+}
+
 // STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
 // count the fast path with callgrind), anything else (always). Read once, the
 // first time it is needed (a program may set it early in main).
@@ -222,11 +236,21 @@ void forget_objects(strata_reap* reap) noexcept {
   instrument::pool_create(reap);
 }
 
+// The slow path's rare start: the reap's first allocation since it was made
+// or cleared, or a checked reap. Out of line, so that the common slow path
+// tests both in one instruction (testb on the head's flags).
+[[gnu::noinline, gnu::cold]] void* malloc_unnoted_or_checked(strata_reap* reap, std::size_t size) noexcept {
+  if (head_of(reap).flags & kInlineClosedUnnoted) note_in_use(reap);
+  if (is_checked(reap)) return checked_malloc(reap, size);
+  return reap->malloc<false>(size);
+}
+
 // ---- one node of the tree ------------------------------------------------
 
 void clear_one(strata_reap* reap) noexcept {
   if (is_checked(reap)) forget_objects(reap);
   reap->clear();
+  reap->closeInline(kInlineClosedUnnoted);  // bump is 0: the window is closed anyway
 }
 
 void destroy_one(strata_reap* reap) noexcept {
@@ -269,6 +293,7 @@ strata_reap* strata_reap_create(strata_reap* parent) {
     errno = ENOMEM;
     return nullptr;
   }
+  reap->closeInline(kInlineClosedUnnoted);
   reap->attachTo(parent);
   return reap;
 }
@@ -287,14 +312,11 @@ void strata_reap_clear(strata_reap* reap) {
 
 // Everything the inline window cannot serve: freed objects waiting, a window
 // to slide or a new chunk, larger sizes, checked reaps.
-// Every allocation after a clear comes here first (a cleared reap's inline
-// window is empty, its bump 0), so this is where a reap is flagged for the
-// next clear: a reap whose bump is not 0 was flagged when it left 0.
+// Every allocation after a clear comes here first (kInlineClosedUnnoted keeps
+// the window closed), so this is where a reap is flagged for the next clear.
 void* strata_reap_malloc_slow(strata_reap* reap, size_t size) {
-  if (head_of(reap).bump == 0) [[unlikely]]  // a cleared (or new) reap: the next clear visits it
-    reap->noteInUse();
-  if (is_checked(reap)) [[unlikely]]
-    return checked_malloc(reap, size);
+  if (head_of(reap).flags & (STRATA_REAP_SLOW_CHECKED | kInlineClosedUnnoted)) [[unlikely]]
+    return malloc_unnoted_or_checked(reap, size);
   return reap->malloc<false>(size);
 }
 
@@ -357,7 +379,7 @@ void* strata_reap_aligned_alloc(strata_reap* reap, size_t alignment, size_t size
     return nullptr;
   }
   if (alignment <= strata::layers::kAlignment) return strata_reap_malloc(reap, size);
-  reap->noteInUse();
+  note_in_use(reap);
   void* ptr = reap->mallocAligned(size, alignment);  // in the stream, after filler slots
   return reap->checked ? checked_record(reap, ptr) : ptr;
 }
