@@ -34,7 +34,9 @@ typedef struct strata_reap strata_reap;
  *
  *   bump   next free byte of the reap's current stream (16-byte aligned)
  *   limit  end of the inline window: [bump, limit) may be handed out inline
- *   flags  why the inline path is closed (STRATA_REAP_SLOW_*), 0 when open.
+ *   flags  why the inline path is closed (STRATA_REAP_SLOW_*, or bits the
+ *          library keeps to itself, e.g. while a reap is new or just
+ *          cleared), 0 when open.
  *          Whenever flags != 0 the library keeps limit == bump, so the inline
  *          path fails its one comparison and calls the library: it never has
  *          to read flags itself.

@@ -24,17 +24,21 @@ std::vector<int> post_order(Node& top) {
   return seen;
 }
 
-TEST(NestedHeap, WalksSubtreesParentsFirstOrChildrenFirst) {
-  //  1 ─┬─ 2 ─┬─ 4
-  //     │     └─ 5
-  //     └─ 3 ── 6      (children are linked in front: the last attached comes first)
-  Node n[7];
+// n[1..6] as:  1 ─┬─ 2 ─┬─ 4
+//                  │     └─ 5
+//                  └─ 3 ── 6      (children are linked in front: the last attached comes first)
+void build_sample_tree(Node (&n)[7]) {
   for (int i = 1; i <= 6; ++i) n[i].name = i;
   n[2].attachTo(&n[1]);
   n[3].attachTo(&n[1]);
   n[4].attachTo(&n[2]);
   n[5].attachTo(&n[2]);
   n[6].attachTo(&n[3]);
+}
+
+TEST(NestedHeap, WalksSubtreesParentsFirstOrChildrenFirst) {
+  Node n[7];
+  build_sample_tree(n);
   EXPECT_EQ(pre_order(n[1]), (std::vector<int>{1, 3, 6, 2, 5, 4}));
   EXPECT_EQ(post_order(n[1]), (std::vector<int>{6, 3, 5, 4, 2, 1}));
   EXPECT_EQ(pre_order(n[2]), (std::vector<int>{2, 5, 4}));  // a subtree stays inside itself
@@ -63,6 +67,38 @@ TEST(NestedHeap, PostOrderLetsTheCallbackDestroyEachNode) {
     delete n;
   });
   EXPECT_EQ(expected, -1);
+}
+
+std::vector<int> marked_pre_order(Node& top) {
+  std::vector<int> seen;
+  top.forEachMarkedPreOrder([&](Node* n) { seen.push_back(n->name); });
+  return seen;
+}
+
+TEST(NestedHeap, MarkedWalkVisitsOnlyHeapsNotedInUseAndTheWayToThem) {
+  Node n[7];
+  build_sample_tree(n);
+  EXPECT_EQ(marked_pre_order(n[1]), std::vector<int>{}) << "nothing noted";
+  n[4].noteInUse();
+  EXPECT_TRUE(n[2].inUseNoted() && n[1].inUseNoted()) << "the ancestors are flagged";
+  EXPECT_FALSE(n[3].inUseNoted() || n[5].inUseNoted());
+  n[6].noteInUse();
+  EXPECT_EQ(marked_pre_order(n[1]), (std::vector<int>{1, 3, 6, 2, 4}));
+  EXPECT_EQ(marked_pre_order(n[1]), std::vector<int>{}) << "the walk unflags what it visits";
+  n[5].noteInUse();
+  EXPECT_EQ(marked_pre_order(n[2]), (std::vector<int>{2, 5})) << "a subtree stays inside itself";
+  EXPECT_TRUE(n[1].inUseNoted()) << "an ancestor outside the subtree stays flagged";
+  EXPECT_EQ(marked_pre_order(n[1]), (std::vector<int>{1}));
+  n[4].noteInUse();
+  n[6].noteInUse();
+  EXPECT_EQ(pre_order(n[1]), (std::vector<int>{1, 3, 6, 2, 5, 4})) << "the full walk ignores the flags";
+  EXPECT_EQ(marked_pre_order(n[1]), (std::vector<int>{1, 3, 6, 2, 4}));
+  Node late;
+  late.name = 7;
+  late.noteInUse();
+  late.attachTo(&n[5]);  // a flagged heap attached later flags its new ancestors
+  EXPECT_EQ(marked_pre_order(n[1]), (std::vector<int>{1, 2, 5, 7}));
+  late.detach();
 }
 
 }  // namespace

