@@ -66,21 +66,6 @@ inline constexpr std::size_t kHugePagesFromRegion = 2;
 // A thread frees another arena's large chunk without its lock, onto the
 // arena's deferred list, while that list holds less than this.
 inline constexpr std::size_t kLargeDeferredBytes = 1024 * 1024;
-// Medium objects (kSmallMax < size <= kMediumMax) are large objects with a
-// fast path of their own: a thread keeps the chunks it frees in a cache of
-// its own (MediumCache, large_heap.hpp), up to kMediumCachePerClass per class
-// (kClassesPerDoubling classes per doubling, so about 12.5% apart; a medium
-// request is rounded up to its class) and kMediumCacheBytes in all (1 MiB
-// held stress's 32 threads 8% higher at its peak, 256 KiB missed 42% of
-// xfree's mallocs under callgrind, 512 KiB 25%), and its
-// next malloc of the class takes one back without the arena's lock, its
-// deferred list, splitting or coalescing (mimalloc serves objects up to 512 KiB
-// from per-thread pages the same way). bench/malloc's xfree, 1 in 10 objects
-// 8-16 KiB, spent ~440 instructions an object in the arena. The hardened
-// build keeps none: its large objects wait in a quarantine instead.
-inline constexpr std::size_t kMediumMax = 64 * 1024;
-inline constexpr std::size_t kMediumCachePerClass = 64;  // 0: no cache
-inline constexpr std::size_t kMediumCacheBytes = 512 * 1024;
 // glibc's dynamic mmap threshold, for what it catches: glibc unmaps a freed
 // chunk of its mmap threshold (128 KiB at first) or more, so that a read of
 // it faults, and raises the threshold to that chunk's size, up to 32 MiB. A
@@ -256,10 +241,6 @@ static_assert(kSegmentRangeMinBytes <= kSegmentRangeBytes);
 static_assert(kLargeFreedProtectBytes % kOsPageSize == 0);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);
-static_assert(kMediumMax > kSmallMax && kMediumMax <= kEraseFrom, "medium chunks are never discarded on free");
-static_assert((kMediumMax / kSmallMax & (kMediumMax / kSmallMax - 1)) == 0 && kMediumMax % kSmallMax == 0,
-              "medium classes span whole doublings");
-static_assert(kMediumCachePerClass < 256, "a class's count fits a byte");
 static_assert(kLargeDirtyKept < kLargeDirtyLimit);
 static_assert(kSegmentSize % kPageSize == 0 && kPagesPerSegment <= 64, "free-page mask is one word");
 static_assert(kSmallMax <= kPageSize / 8, "a page block holds at least 8 objects");

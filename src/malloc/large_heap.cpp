@@ -9,7 +9,6 @@
 
 #include "checked.hpp"
 #include "config.hpp"
-#include "fast_paths.hpp"
 #include "os.hpp"
 #include "segment.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
@@ -627,109 +626,11 @@ Chunk* large_live_chunk(const void* p, Use use) noexcept {
 
 LargeArena& large_arena(std::size_t number) noexcept { return g_arenas[number % cfg::kLargeArenas]; }
 
-namespace {
-
-// ---- the medium cache (large_heap.hpp, MediumCache) --------------------------
-
-constexpr bool kMediumCaching = !cfg::kHardened && cfg::kMediumCachePerClass > 0;
-constexpr unsigned kSmallShift = static_cast<unsigned>(__builtin_ctzll(cfg::kSmallMax));
-constexpr unsigned kStepsShift = static_cast<unsigned>(__builtin_ctzll(cfg::kClassesPerDoubling));
-
-// Class c's size: (c / steps + 1)-th doubling above kSmallMax, step c % steps + 1.
-constexpr std::size_t medium_class_size(std::size_t cls) noexcept {
-  std::size_t base = cfg::kSmallMax << (cls >> kStepsShift);
-  return base + ((cls & (cfg::kClassesPerDoubling - 1)) + 1) * (base >> kStepsShift);
-}
-
-// The smallest class that holds `size` (kSmallMax < size <= kMediumMax).
-std::size_t medium_class_of(std::size_t size) noexcept {
-  auto shift = 63u - static_cast<unsigned>(__builtin_clzll(size - 1));  // base = 2^shift < size <= 2^(shift+1)
-  std::size_t step = std::size_t{1} << (shift - kStepsShift);
-  std::size_t k = ((size - (std::size_t{1} << shift)) + step - 1) >> (shift - kStepsShift);  // 1..steps
-  return ((shift - kSmallShift) << kStepsShift) + k - 1;
-}
-
-// The class of a medium chunk of `usable` bytes, or kMediumClasses if it is
-// none. A medium chunk is one large_malloc made for a class: its class size,
-// and less than kMinChunk more (a rest too small to split off). Other chunks
-// (realloc'd in place, a bigger object's) go back to the arena: cached, they
-// would keep free neighbours from coalescing (bench/malloc's large, 64 KiB-8 MiB
-// with realloc, peaked 6% higher when its 64-72 KiB chunks were cached).
-std::size_t medium_class_held(std::size_t usable) noexcept {
-  if (usable < medium_class_size(0) || usable >= cfg::kMediumMax + kMinChunk) return kMediumClasses;
-  auto shift = 63u - static_cast<unsigned>(__builtin_clzll(usable));
-  std::size_t k = (usable - (std::size_t{1} << shift)) >> (shift - kStepsShift);  // 0..steps-1
-  std::size_t cls = ((shift - kSmallShift) << kStepsShift) + k - 1;
-  return usable - medium_class_size(cls) < kMinChunk ? cls : kMediumClasses;
-}
-
-static_assert(medium_class_size(kMediumClasses - 1) == cfg::kMediumMax);
-static_assert(cfg::kClassesPerDoubling == std::size_t{1} << kStepsShift);
-
-// A chunk of the calling thread's cache for class cls, in use again; nullptr
-// if there is none (always so in checked mode, which puts nothing there). A
-// thread's first medium malloc claims its heap, as a small one does, so that
-// its frees have a cache to go to.
-void* medium_take(std::size_t cls) noexcept {
-  PerThreadHeap* heap = thread_heap();
-  if (!heap) return nullptr;  // no memory for a heap: the arena may still have some
-  MediumCache& cache = heap->medium;
-  auto* c = static_cast<Chunk*>(cache.heads[cls]);
-  if (!c) return nullptr;
-  cache.heads[cls] = c->free_link.next;
-  --cache.counts[cls];
-  cache.bytes -= c->size();
-  __atomic_store_n(&c->size_flags, c->size() | kInUse, __ATOMIC_RELAXED);  // no longer freeing
-  return c->payload();
-}
-
-// Keep chunk c (in use, claimed by a free) in the calling thread's cache, if
-// it is medium and there is room.
-bool medium_put(Chunk* c) noexcept {
-  PerThreadHeap* heap = tl_heap;
-  if (heap == &g_no_heap || checked_mode()) return false;  // (checked mode needs exact in-use flags)
-  std::size_t cls = medium_class_held(c->size() - kHeader);
-  if (cls == kMediumClasses) return false;
-  MediumCache& cache = heap->medium;
-  if (cache.counts[cls] >= cfg::kMediumCachePerClass || cache.bytes + c->size() > cfg::kMediumCacheBytes) return false;
-  c->free_link.next = static_cast<Chunk*>(cache.heads[cls]);
-  cache.heads[cls] = c;
-  ++cache.counts[cls];
-  cache.bytes += c->size();
-  return true;
-}
-
-}  // namespace
-
-void medium_cache_release(MediumCache& cache, const LargeArena& mine) noexcept {
-  for (std::size_t cls = 0; cls < kMediumClasses; ++cls) {
-    for (auto* c = static_cast<Chunk*>(cache.heads[cls]); c;) {
-      Chunk* next = c->free_link.next;
-      LargeArena* home = region_of(c->payload())->arena;
-      home->release(c, home != &mine);
-      c = next;
-    }
-    cache.heads[cls] = nullptr;
-    cache.counts[cls] = 0;
-  }
-  cache.bytes = 0;
-}
-
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept {
-  if (kMediumCaching && size > cfg::kSmallMax && size <= cfg::kMediumMax && align <= cfg::kMinAlign) {
-    std::size_t cls = medium_class_of(size);
-    if (void* p = medium_take(cls)) return p;
-    size = medium_class_size(cls);  // so that the chunk serves the whole class when it comes back
-  }
   return arena_for(arena, size).allocate(size, align, false);
 }
 
 void* large_calloc(LargeArena& arena, std::size_t size) noexcept {
-  if (kMediumCaching && size > cfg::kSmallMax && size <= cfg::kMediumMax) {
-    std::size_t cls = medium_class_of(size);
-    if (void* p = medium_take(cls)) return std::memset(p, 0, size);
-    size = medium_class_size(cls);
-  }
   return arena_for(arena, size).allocate(size, cfg::kMinAlign, true);
 }
 
@@ -737,7 +638,6 @@ void large_free(void* p, const LargeArena& mine) noexcept {
   Chunk* c = large_live_chunk(p, Use::kFree);
   // Claim the free: of two racing frees of one object, only one goes on.
   if (__atomic_fetch_or(&c->size_flags, kFreeing, __ATOMIC_RELAXED) & kFreeing) report_freed(Use::kFree, p);
-  if (kMediumCaching && medium_put(c)) return;
   LargeArena* home = region_of(p)->arena;
   if (cfg::kGuardPages && home->guarded()) {
     if constexpr (cfg::kLargeQuarantineSlots > 0) {

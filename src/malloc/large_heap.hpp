@@ -25,50 +25,23 @@
 // one) releases. A free from a thread that allocates from another arena does
 // not even try the lock (it would hold it against the arena's own threads,
 // which then sleep on it): it defers, up to kLargeDeferredBytes per arena.
-//
-// Medium objects (kSmallMax < size <= kMediumMax) skip all that most of the
-// time: each thread heap keeps the medium chunks its thread frees in a
-// MediumCache, still flagged in use and freeing (so a second free is seen as
-// one, and the arena leaves them alone), and the thread's next malloc of the
-// class takes one back, last freed first (its lines are likeliest cached).
-// A medium request is rounded up to its class, so a cached chunk fits every
-// request of its class. A thread's exit (heap_abandon) releases its cache.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "checked.hpp"
-#include "config.hpp"
 
 namespace strata::malloc_detail {
 
 class LargeArena;
 
-// Medium classes: malloc_config::kClassesPerDoubling per doubling above kSmallMax.
-inline constexpr std::size_t kMediumClasses =
-    malloc_config::kClassesPerDoubling *
-    static_cast<std::size_t>(__builtin_ctzll(malloc_config::kMediumMax / malloc_config::kSmallMax));
-
-// A thread heap's freed medium chunks, a list per class (linked through the
-// chunk's free-list link). Owned by one thread; empty in &g_no_heap.
-struct MediumCache {
-  void* heads[kMediumClasses] = {};
-  std::uint8_t counts[kMediumClasses] = {};
-  std::size_t bytes = 0;
-};
-// Give every chunk of the cache back to its arena (`mine`: the arena the
-// heap allocates from).
-void medium_cache_release(MediumCache& cache, const LargeArena& mine) noexcept;
-
 LargeArena& large_arena(std::size_t number) noexcept;
-// nullptr + ENOMEM. align is a power of two >= 16. Medium sizes (unaligned)
-// come from the calling thread's MediumCache first.
+// nullptr + ENOMEM. align is a power of two >= 16.
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept;
 // The same, reading as zeros (calloc): clears only what a fresh or purged
 // chunk does not already hold as zeros. nullptr when out of memory.
 void* large_calloc(LargeArena& arena, std::size_t size) noexcept;
-// `mine`: the arena the freeing thread allocates from. A medium chunk goes to
-// the calling thread's MediumCache while it has room.
+// `mine`: the arena the freeing thread allocates from.
 void large_free(void* p, const LargeArena& mine) noexcept;
 LargeArena& large_arena_of(const void* p) noexcept;
 std::size_t large_deferred_bytes() noexcept;  // freed, not yet released (all arenas)

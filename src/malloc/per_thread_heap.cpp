@@ -419,7 +419,6 @@ void PerThreadHeap::release_page(Page* page) noexcept {
 }
 
 void PerThreadHeap::release_all() noexcept {
-  medium_cache_release(medium, large_arena(number));
   for (std::size_t cls = 0; cls < kClassCount; ++cls) {
     ClassQueue& q = queues[cls];
     q.full_has_remote.store(false, std::memory_order_relaxed);

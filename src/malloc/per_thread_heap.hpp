@@ -41,7 +41,6 @@
 
 #include "checked.hpp"
 #include "config.hpp"
-#include "large_heap.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "segment.hpp"
 #include "size_classes.hpp"
@@ -122,7 +121,6 @@ struct PerThreadHeap {
   PerThreadHeap* next_heap = nullptr;    // registry of all heaps
   PerThreadHeap* next_abandoned = nullptr;
   std::uint32_t number = 0;     // creation order; picks the large arena
-  MediumCache medium;           // medium chunks this thread freed (large_heap.hpp)
   bool abandoned = false;
   std::uint64_t rng = 1;        // the hardened build's random slot choice
   // The hardened build's quarantine (cfg::kQuarantineSlots): freed small
@@ -168,9 +166,8 @@ struct PerThreadHeap {
   void on_trigger(Page* page) noexcept;
   // A block on the available list whose last object came back.
   void page_emptied(Page* page) noexcept;
-  // Thread exit: give the medium cache back to the arenas, collect remote
-  // frees, retire empty blocks, keep as many of them resident as the
-  // abandoned heaps' budget allows, discard the rest.
+  // Thread exit: collect remote frees, retire empty blocks, keep as many of
+  // them resident as the abandoned heaps' budget allows, discard the rest.
   void release_all() noexcept;
   // Point the class's slots of by_size at the front of its available list (or the empty page).
   void sync_current(std::size_t cls) noexcept;

@@ -102,23 +102,14 @@ TEST_F(StrataMisuseDeathTest, DoubleFreeOfALargeObject) {
 }
 
 TEST_F(StrataMisuseDeathTest, DelayedDoubleFreeOfACoalescedLargeObject) {
-  // Above kMediumMax: a medium chunk would wait in the thread's cache, uncoalesced.
-  void* a = strata_malloc(70000);
-  void* b = strata_malloc(70000);
-  void* keep = strata_malloc(70000);
+  void* a = strata_malloc(30000);
+  void* b = strata_malloc(30000);
+  void* keep = strata_malloc(30000);
   strata_free(a);
   strata_free(b);  // coalesces into a's chunk: b's header is absorbed
   EXPECT_DEATH(strata_free(b), line("double free of", b));
   EXPECT_DEATH(strata_free(a), line("double free of", a));
   strata_free(keep);
-}
-
-// A medium chunk waits in its thread's cache still flagged as being freed.
-TEST_F(StrataMisuseDeathTest, DoubleFreeOfACachedMediumObject) {
-  void* p = strata_malloc(12000);
-  strata_free(p);
-  EXPECT_DEATH(strata_free(p), line("double free of", p));
-  EXPECT_DEATH((void)strata_realloc(p, 20000), line("realloc of freed", p));
 }
 
 TEST_F(StrataMisuseDeathTest, DoubleFreeOfAHugeObject) {

@@ -131,41 +131,6 @@ TEST(StrataThreads, ProducersHandObjectsToConsumers) {
   EXPECT_LT(grown, std::size_t{256} << 20) << "mapped " << grown << " bytes for ~2000 live objects";
 }
 
-// Medium objects (8-64 KiB, and some just above) sent both ways, as in
-// bench/malloc's xfree: each thread's cache fills with the other's chunks and
-// serves its own mallocs from them, while the arenas carve and coalesce their
-// neighbours under the lock. Every object arrives whole.
-TEST(StrataThreads, MediumObjectsExchangedBothWaysStayWhole) {
-  const int per_thread = 20000 / kScale;
-  Queue to_b(64), to_a(64);
-  std::atomic<int> corrupted{0};
-  auto run = [&](Queue& out, Queue& in, unsigned seed) {
-    std::mt19937 rng(seed);
-    for (int i = 0; i < per_thread; ++i) {
-      std::size_t size = 8193 + rng() % (80 * 1024 - 8193);
-      Message m{static_cast<unsigned char*>(strata_malloc(size)), size, static_cast<std::uint32_t>(rng())};
-      ASSERT_NE(m.ptr, nullptr);
-      stamp(m);
-      out.push(m);
-      Message r;
-      if (i >= 32 && in.pop(r)) {  // (the peer pushed at least as many)
-        if (!intact(r)) corrupted.fetch_add(1);
-        strata_free(r.ptr);
-      }
-    }
-    out.close();
-    for (Message r; in.pop(r);) {
-      if (!intact(r)) corrupted.fetch_add(1);
-      strata_free(r.ptr);
-    }
-  };
-  std::thread a([&] { run(to_b, to_a, 1); });
-  std::thread b([&] { run(to_a, to_b, 2); });
-  a.join();
-  b.join();
-  EXPECT_EQ(corrupted.load(), 0);
-}
-
 TEST(StrataThreads, ObjectsOutliveTheirThreads) {
   for (int wave = 0; wave < 10; ++wave) {
     std::vector<std::vector<Message>> made(4);
