@@ -121,7 +121,8 @@ class CellStats:
     cpu: Optional[Summary] = None  # user + system seconds of the program
 
 
-def cells(runs: list) -> dict:
+def cells(runs: list, time_metric=lambda workload: "program_seconds") -> dict:
+    """Each cell's statistics; its time is time_metric(workload) of its good runs (the report's choice of time)."""
     grouped = {}
     for run in runs:
         grouped.setdefault(cell_key(run), []).append(run)
@@ -129,7 +130,7 @@ def cells(runs: list) -> dict:
     for key, group in grouped.items():
         ok = [r for r in group if good(r)]
         out[key] = CellStats(key, len(group), len(ok), Counter(r["verdict"] for r in group if not good(r)),
-                             summarize(r.get("program_seconds") for r in ok),
+                             summarize(r.get(time_metric(key[0])) for r in ok),
                              summarize(r.get("peak_rss_bytes") for r in ok),
                              summarize(r.get("fragmentation") for r in ok),
                              summarize(r.get("peak_in_use_bytes") for r in ok),

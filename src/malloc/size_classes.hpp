@@ -31,6 +31,12 @@ constexpr std::size_t count_classes() {
 
 inline constexpr std::size_t kClassCount = count_classes();
 
+// The default build's k-th class (1..kClassesPerDoubling) above `base`, a
+// power of two from kExactMax up.
+constexpr std::size_t doubling_class_size(std::size_t base, std::size_t k) {
+  return base + k * (base / cfg::kClassesPerDoubling);
+}
+
 constexpr std::array<std::uint32_t, kClassCount> make_class_sizes() {
   std::array<std::uint32_t, kClassCount> sizes{};
   std::size_t i = 0;
@@ -38,7 +44,7 @@ constexpr std::array<std::uint32_t, kClassCount> make_class_sizes() {
   if (kCanaryRoom > 0) sizes[i++] = static_cast<std::uint32_t>(cfg::kExactMax + kCanaryRoom);
   for (std::size_t base = cfg::kExactMax; base < cfg::kSmallMax; base *= 2)
     for (std::size_t k = 1; k <= cfg::kClassesPerDoubling; ++k) {
-      std::size_t size = base + k * (base / cfg::kClassesPerDoubling);
+      std::size_t size = doubling_class_size(base, k);
       sizes[i++] = static_cast<std::uint32_t>(size == cfg::kSmallMax ? size : size + kCanaryRoom);
     }
   return sizes;
@@ -89,8 +95,7 @@ constexpr bool default_class_sizes_fit_with_tail() {
     if (!fits(s)) return false;
   for (std::size_t base = cfg::kExactMax; base < cfg::kSmallMax; base *= 2)
     for (std::size_t k = 1; k <= cfg::kClassesPerDoubling; ++k)
-      if (base + k * (base / cfg::kClassesPerDoubling) < cfg::kSmallMax && !fits(base + k * (base / cfg::kClassesPerDoubling)))
-        return false;
+      if (doubling_class_size(base, k) < cfg::kSmallMax && !fits(doubling_class_size(base, k))) return false;
   return true;
 }
 static_assert(default_class_sizes_fit_with_tail());

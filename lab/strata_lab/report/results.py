@@ -9,7 +9,7 @@ from typing import Optional
 
 from .. import claims as claims_module
 from .. import stats
-from ..evalstats import Summary, by_round, cell_key, cells, good, judge, paired_ratios, read_csv, references, summarize
+from ..evalstats import Summary, by_round, cells, judge, paired_ratios, read_csv, references, summarize
 from .timing import TIME, Timing
 
 MIB = 2 ** 20
@@ -29,20 +29,11 @@ class Results:
         judge(self.runs, self.refs)
         judge(self.memory, self.refs)
         self.timing = Timing(self.runs)
-        self.cells = cells(self.runs)
-        self._program_times()
+        # Each cell's time is its program's time as timing.py chooses it, like the ratios: tables, best allocators
+        # and fastest cells agree with the claims.
+        self.cells = cells(self.runs, self.timing.metric)
         self.memory_cells = cells(self.memory)
         self.plots = self.folder / "plots"
-
-    def _program_times(self) -> None:
-        """Each cell's time is its program's time as timing.py chooses it (CPU time, for a single-threaded program
-        whose runs record it), like the ratios: tables, best allocators and fastest cells agree with the claims."""
-        times = {}
-        for run in self.runs:
-            if good(run):
-                times.setdefault(cell_key(run), []).append(run.get(self.timing.metric(run["workload"])))
-        for key, cell in self.cells.items():
-            cell.time = summarize(times.get(key, []))
 
     def experiments(self, section: str) -> list:
         return [e for e in self.meta.get("experiments", []) if e["section"] == section]

@@ -22,8 +22,7 @@ def build(r: Results) -> Section:
     s.p("Each workload's custom allocator against strata reaps (with individual frees where the program knows an "
         "object is dead) and against naive malloc/free with region emulation; times normalised to custom on the "
         "same allocator, paired within a round (95% interval). " + r.timing.why + " Memory: peak pages in use from "
-        "the memory runs "
-        "(Vam §4.4's measure) and peak RSS from the timed runs.")
+        "the memory runs (Vam §4.4's measure) and peak RSS from the timed runs.")
     e = next(iter(r.experiments("reaps")), None)
     if e is not None:
         _tables(r, s, e)
