@@ -267,11 +267,12 @@ def sites_markdown(sites: list, limit: int = 20) -> str:
 
 
 def plot_curves(figures: dict, path: Path) -> None:
-    import matplotlib  # imported here: only the plot needs it
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # imported here: only the plot needs it. A Figure of its own, not pyplot's global state: the evaluation
+    # draws these from steps that run side by side in threads.
+    from matplotlib.figure import Figure
     t = [p["allocation_time_bytes"] / 2**20 for p in figures["curves"]]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     ax.plot(t, [p["in_use_bytes"] / 1024 for p in figures["curves"]], label="in use", drawstyle="steps-post")
     ax.plot(t, [p["ideal_bytes"] / 1024 for p in figures["curves"]], label="freed right after last access",
             drawstyle="steps-post")
@@ -283,7 +284,6 @@ def plot_curves(figures: dict, path: Path) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 # ---- the evaluation's Drag section -------------------------------------------

@@ -102,7 +102,10 @@ def measure(argv: Sequence[str], out_dir=None, quiet: bool = False, window: int 
 # ---- outputs ----------------------------------------------------------------------
 
 def write_outputs(figures: dict, out: Path, plot: bool = True) -> None:
-    (out / "pages.json").write_text(json.dumps({k: v for k, v in figures.items() if k != "curve"}, indent=1) + "\n")
+    # Whole or absent, never half-written: the evaluation reads glibc's while other runs go on (bench_steps).
+    partial = out / "pages.json.part"
+    partial.write_text(json.dumps({k: v for k, v in figures.items() if k != "curve"}, indent=1) + "\n")
+    partial.replace(out / "pages.json")
     write_curve_csv(figures["curve"], out / "curve.csv")
     with open(out / "working_set.csv", "w", newline="") as f:
         writer = csv.writer(f)
@@ -137,10 +140,11 @@ def _title(argv: Sequence[str]) -> str:
 def plot_curves(curves: dict, path: Path, title: str) -> Path:
     """Fault curves, one line per label (faults on a log scale, memory in KiB),
     each from 1 page to its largest distance."""
-    import matplotlib  # imported here: only the plot needs it
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4))
+    # imported here: only the plot needs it. A Figure of its own, not pyplot's global state: the evaluation
+    # draws these from steps that run side by side in threads.
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     for label, curve in curves.items():
         ax.plot([m * PAGE_KIB for m in range(1, len(curve))], curve[1:], label=label or None,
                 drawstyle="steps-post")
@@ -155,7 +159,6 @@ def plot_curves(curves: dict, path: Path, title: str) -> Path:
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return path
 
 

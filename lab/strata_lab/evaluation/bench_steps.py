@@ -88,6 +88,12 @@ def _layers_steps(program, table: Optional[dict], cachegrind: bool, rng: random.
     return steps
 
 
+def deterministic(step) -> bool:
+    """A step whose figures the machine's load cannot move: counts made under valgrind (callgrind's
+    instructions, strata-drag's object drag, strata-pages' page references)."""
+    return step[0] in ("object-drag", "pages") or step[0].endswith("-callgrind")
+
+
 def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: float,
                    folder: Optional[Path] = None) -> dict:
     bench, rnd, contender, extra = step

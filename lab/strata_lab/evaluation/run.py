@@ -10,19 +10,24 @@ The order of work:
      a program's cells run back to back (round_order), so the two runs of a
      pair are seconds apart, not minutes, and share the machine's load;
   4. memory runs of the memory sections' cells, in rounds of their own;
-  5. the benchmark programs of [bench.*], interleaved the same way, and the
-     misuse suite on the hardening section's allocators (hardening.py);
-  6. one cachegrind run per cell of the cachegrind sections (every cell with
-     --cachegrind), at the config's cachegrind scale;
+  5. the timed benchmark programs of [bench.*], interleaved the same way, and
+     the misuse suite on the hardening section's allocators (hardening.py);
+  6. the deterministic steps, side by side, one per core: the counted
+     benchmarks (callgrind, object drag, page traces) and one cachegrind run
+     per cell of the cachegrind sections (every cell with --cachegrind), at
+     the config's cachegrind scale;
   7. adaptive rounds (adaptive.py) for the cells of undecided claims, within
      the time budget.
 
 Everything is appended to the CSV files as it is measured, so Ctrl-C keeps
 what was gathered and the report says it is partial."""
 import datetime
+import functools
+import os
 import random
 import sys
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Optional
 
@@ -184,6 +189,8 @@ class Evaluation:
 
     def run_bench(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         for step in self.steps:
+            if bench_steps.deterministic(step):
+                continue  # run_deterministic's
             if self._step(f"bench {step[0]} round {step[1]}: {step[2]} {step[3]}".strip(),
                           lambda: bench_steps.run_bench_step(step, self.config, self.plan.available,
                                                              self.config.timeout_s, self.folder),
@@ -198,16 +205,26 @@ class Evaluation:
                           logs["misuse"], ("misuse", step[0].name, step[1]), progress, interrupt) is None:
                 return
 
-    def run_valgrind(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+    def deterministic_jobs(self, logs: dict) -> list:
+        """(what, make_row, log, key) of every step whose figures the machine's load cannot move."""
+        jobs = [(f"bench {step[0]}: {step[2]} {step[3]}".strip(),
+                 functools.partial(bench_steps.run_bench_step, step, self.config, self.plan.available,
+                                   self.config.timeout_s, self.folder),
+                 logs["bench"], ("bench", step[0], step[2])) for step in self.steps if bench_steps.deterministic(step)]
         for cell in self.plan.valgrind_cells:
             scale = cachegrind_scale(self.config, cell.scale)
-            if self._step(f"cachegrind: {cell.label()} at x{scale}",
-                          lambda: valgrind_run(cell, scale, self.config.cachegrind_options,
-                                               self.registry[cell.workload], self.config.seed,
-                                               self.profile_path(cell, scale), self.folder,
-                                               self.config.timeout_s * 100),
-                          logs["valgrind"], ("valgrind", cell), progress, interrupt) is None:
-                return
+            jobs.append((f"cachegrind: {cell.label()} at x{scale}",
+                         functools.partial(valgrind_run, cell, scale, self.config.cachegrind_options,
+                                           self.registry[cell.workload], self.config.seed,
+                                           self.profile_path(cell, scale), self.folder, self.config.timeout_s * 100),
+                         logs["valgrind"], ("valgrind", cell)))
+        return jobs
+
+    def run_deterministic(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        """The deterministic steps side by side, one per core: nothing is timed meanwhile, so sharing the cores
+        moves no figure, and on 2 cores the phase takes half the time, which the adaptive rounds then get."""
+        logged = side_by_side(self.deterministic_jobs(logs), progress, interrupt, side_by_side_jobs())
+        self.bench_done += sum(key[0] == "bench" for key in logged)
 
     def run_adaptive(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         """Extra rounds for the cells of undecided claims, while the budget lasts."""
@@ -229,7 +246,44 @@ class Evaluation:
             self.budget.extra_rounds += 1
 
 
-PHASES = ["run_profiles", "run_base_rounds", "run_memory", "run_bench", "run_misuse", "run_valgrind", "run_adaptive"]
+PHASES = ["run_profiles", "run_base_rounds", "run_memory", "run_bench", "run_misuse", "run_deterministic",
+          "run_adaptive"]
+
+
+def side_by_side_jobs() -> int:
+    """How many deterministic steps run at once: one per core this process may use."""
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def side_by_side(jobs: list, progress: Progress, interrupt: Interrupt, workers: int) -> list:
+    """Runs (what, make_row, log, key) jobs, `workers` at a time; logs each row as it finishes (from this thread
+    only); returns the keys logged. After a Ctrl-C the jobs not started are cancelled and a row that failed (of
+    the same Ctrl-C) is dropped, as _step does."""
+    logged = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        running = {pool.submit(_timed, make_row): (what, log, key) for what, make_row, log, key in jobs}
+        pending = set(running)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                what, log, key = running[future]
+                row, seconds = future.result()
+                if interrupt.requested:
+                    # cancel() wakes no waiter: a cancelled job leaves pending here, not by wait()
+                    pending = {f for f in pending if not f.cancel()}
+                    if row["status"] != "ok":
+                        continue
+                progress.show(what)
+                log.write(row)
+                progress.finished(key, seconds)
+                logged.append(key)
+    return logged
+
+
+def _timed(make_row) -> tuple:
+    start = time.monotonic()
+    row = make_row()
+    return row, time.monotonic() - start
 
 
 def _open_logs(folder: Path, cachegrind: bool) -> dict:  # cachegrind: there are cachegrind runs
