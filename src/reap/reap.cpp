@@ -250,7 +250,7 @@ void forget_objects(strata_reap* reap) noexcept {
 void clear_one(strata_reap* reap) noexcept {
   if (is_checked(reap)) forget_objects(reap);
   reap->clear();
-  reap->closeInline(kInlineClosedUnnoted);  // bump is 0: the window is closed anyway
+  reap->closeInline(kInlineClosedUnnoted);  // the next allocation notes the reap in use
 }
 
 void destroy_one(strata_reap* reap) noexcept {

@@ -13,9 +13,9 @@
 //   so free and usable_size find any object's size, for +2.6% memory on 8–64
 //   byte objects and one byte store per allocation (tagged_stream_heap.hpp
 //   says why not a header, a side table or size-class slabs).
-// * Size-segregated free lists with best fit and splitting instead of a Lea
-//   heap: a freed 64-byte object serves a 48-byte request, in constant time;
-//   the rest of a slot cut for a request is bumped through inline.
+// * Size-segregated free lists instead of a Lea heap: a request takes a freed
+//   slot of its own length or one at least twice as long, cut, in constant
+//   time; the rest of a slot cut for a request is bumped through inline.
 //   The paper's noMemoryFreed flag is the inline window: the first free closes
 //   it; the last waiting object to be reused, a request none fits, or a cut
 //   slot's rest opens it again; clear() resets.

@@ -1,7 +1,7 @@
 // ClearOptimizedHeap over a TaggedStreamHeap (a reap without nesting):
-// freed objects first, best fit across sizes (a slot twice the request is cut
-// and its rest bumped through), the inline window closed while freed objects
-// wait and fit, pure bumping after clear().
+// freed objects first, an exact fit or the smallest slot at least twice the
+// request (cut, its rest bumped through), the inline window closed while freed
+// objects wait and fit, pure bumping after clear().
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -20,7 +20,7 @@ static_assert(SizedHeap<Reap> && ClearableHeap<Reap>);
 
 std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-TEST(ClearOptimizedHeap, AFreedObjectServesAnySmallerRequest) {
+TEST(ClearOptimizedHeap, AFreedSlotLessThanTwiceTheRequestWaitsForItsOwnSize) {
   Reap heap;
   strata::test::RegionOwner<Reap> owner{heap};
   auto* a = static_cast<char*>(owner.malloc(64));  // an 80-byte slot
@@ -28,13 +28,15 @@ TEST(ClearOptimizedHeap, AFreedObjectServesAnySmallerRequest) {
   owner.free(a);
   EXPECT_EQ(heap.waitingObjects(), 1u);
   EXPECT_NE(heap.cursor().flags & kInlineClosedFreed, 0u) << "the first free closes the inline window";
-  void* b = owner.malloc(48);  // a 64-byte slot: the freed one, whole (a 16-byte rest would only wait)
-  EXPECT_EQ(b, a);
-  EXPECT_EQ(heap.getSize(b), 79u);
+  void* b = owner.malloc(48);  // a 64-byte slot: bumped (handed out whole, the 80-byte slot would keep the window shut)
+  EXPECT_NE(b, a);
+  EXPECT_EQ(heap.getSize(b), 63u);
+  EXPECT_EQ(heap.waitingObjects(), 1u);
+  EXPECT_EQ(heap.cursor().flags, 0u) << "open until the next free";
+  EXPECT_EQ(owner.malloc(64), a) << "a request of its own size takes it";
   EXPECT_EQ(heap.waitingObjects(), 0u);
-  EXPECT_EQ(heap.cursor().flags, 0u) << "nothing waits: pure bumping again";
-  EXPECT_EQ(heap.liveObjects(), 2u);
-  EXPECT_EQ(heap.liveBytes(), 79u + 15u);
+  EXPECT_EQ(heap.liveObjects(), 3u);
+  EXPECT_EQ(heap.liveBytes(), 79u + 15u + 63u);
 }
 
 // A slot at least twice the request is cut, and its rest lent to the stream:
@@ -61,14 +63,17 @@ TEST(ClearOptimizedHeap, TheRestOfACutSlotIsBumpedThrough) {
   EXPECT_EQ(heap.waitingObjects(), 1u);
   EXPECT_EQ(heap.liveObjects(), 4u);
   EXPECT_EQ(heap.liveBytes(), 111u + 111u + 15u + 2015u);
-  void* e = owner.malloc(700);  // a 704-byte slot: the 784-byte rest, whole
+  void* bumped = owner.malloc(700);  // a 704-byte slot: less than half the 784-byte rest is left waiting
+  EXPECT_GT(addr(bumped), addr(d));
+  EXPECT_EQ(heap.waitingObjects(), 1u);
+  void* e = owner.malloc(768);  // a 784-byte slot: the rest, an exact fit
   EXPECT_EQ(addr(e), addr(a) + 224);
   EXPECT_EQ(heap.getSize(e), 783u);
   EXPECT_EQ(heap.waitingObjects(), 0u);
   owner.free(c);
   owner.free(e);
-  EXPECT_EQ(heap.liveObjects(), 3u);
-  EXPECT_EQ(heap.liveBytes(), 111u + 15u + 2015u);
+  EXPECT_EQ(heap.liveObjects(), 4u);
+  EXPECT_EQ(heap.liveBytes(), 111u + 15u + 2015u + 703u);
 }
 
 // Waiting objects no request fits do not keep every allocation out of line:
@@ -90,19 +95,21 @@ TEST(ClearOptimizedHeap, ARequestNothingWaitingFitsOpensTheWindowUntilTheNextFre
   EXPECT_EQ(owner.malloc(8), small) << "and the waiting objects come first";
 }
 
-TEST(ClearOptimizedHeap, BestFitTakesTheSmallestWaitingSlotThatFits) {
+TEST(ClearOptimizedHeap, AnExactFitOrTheSmallestSlotAtLeastTwiceTheRequest) {
   Reap heap;
   strata::test::RegionOwner<Reap> owner{heap};
   std::vector<void*> objects;
-  for (std::size_t size : {200u, 40u, 100u, 30u}) {
+  for (std::size_t size : {200u, 40u, 100u, 30u}) {  // slots of 208, 48, 112 and 32 bytes
     objects.push_back(owner.malloc(size));
     owner.malloc(1);  // keeps them apart
   }
   for (void* p : objects) owner.free(p);
-  EXPECT_EQ(owner.malloc(90), objects[2]);   // 112-byte slot fits 90 best
   EXPECT_EQ(owner.malloc(30), objects[3]);   // exact
-  EXPECT_EQ(owner.malloc(35), objects[1]);   // 48-byte slot
-  EXPECT_EQ(owner.malloc(150), objects[0]);  // 208-byte slot, the rest split off
+  EXPECT_EQ(owner.malloc(40), objects[1]);   // exact
+  EXPECT_EQ(owner.malloc(40), objects[2]);   // 112 bytes is the smallest slot twice 48: cut, the rest lent
+  void* bumped = owner.malloc(150);          // a 160-byte slot: the 208-byte one is less than twice that
+  EXPECT_NE(bumped, objects[0]);
+  EXPECT_EQ(owner.malloc(192), objects[0]);  // exact
   void* large = owner.malloc(20000);
   owner.free(large);
   EXPECT_EQ(owner.malloc(19000), large);

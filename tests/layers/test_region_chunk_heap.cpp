@@ -65,6 +65,23 @@ TEST(RegionChunkHeap, ClearReplaysTheUsedChunksAndDropsTheUnneeded) {
   EXPECT_EQ(errno, ENOMEM);
 }
 
+// A round that used one chunk and kept no other is cleared in place: the
+// chunk stays the current run. Any other round needs the full clear().
+TEST(RegionChunkHeap, ClearInPlaceOnlyWhenTheRoundUsedOneChunkAndKeptNoOther) {
+  Region region;
+  EXPECT_FALSE(region.clearInPlace()) << "no chunk yet";
+  const ChunkRun first = region.nextRun(100);
+  EXPECT_TRUE(region.clearInPlace());
+  EXPECT_EQ(region.chunks(), 1u);
+  region.nextRun(100);  // a second chunk in the same round
+  EXPECT_FALSE(region.clearInPlace());
+  EXPECT_EQ(region.chunks(), 2u) << "a refused clearInPlace changes nothing";
+  region.clear();
+  EXPECT_FALSE(region.clearInPlace()) << "a chunk waits to be replayed";
+  EXPECT_EQ(region.nextRun(100).begin, first.begin);
+  EXPECT_FALSE(region.clearInPlace()) << "the second chunk is kept, not in use";
+}
+
 TEST(RegionChunkHeap, AnAdoptedHomeChunkComesFirstAndIsNeverUnmapped) {
   ChunkSource outside;
   void* home = outside.map(8192);

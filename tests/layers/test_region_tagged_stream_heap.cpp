@@ -138,6 +138,33 @@ TEST(TaggedStreamHeap, GrowLastExtendsOnlyTheLastObjectWithinTheTagsReach) {
   EXPECT_FALSE(heap.growLast(large, 6000)) << "large objects have no tag";
 }
 
+// A round that stayed in one run is cleared in place: the stream bumps that
+// run again from its start, the window open at once; a round that needed a
+// second run, or mapped an object of its own, is cleared in full.
+TEST(TaggedStreamHeap, ClearStartsARoundThatStayedInOneRunAgainInPlace) {
+  Stream stream;
+  void* first = stream.malloc(40);
+  stream.malloc(100);
+  const std::uintptr_t limit = stream.cursor().limit;
+  stream.clear();
+  EXPECT_EQ(stream.cursor().bump, addr(first)) << "the run starts again";
+  EXPECT_EQ(stream.cursor().limit, limit) << "and the window spans it at once";
+  stream.catchUp();
+  EXPECT_EQ(stream.streamObjects(), 0u);
+  EXPECT_EQ(stream.streamBytes(), 0u);
+  EXPECT_EQ(stream.malloc(40), first);
+  void* huge = stream.malloc(1 << 20);  // mapped alone: the full clear unmaps it
+  ASSERT_NE(huge, nullptr);
+  stream.clear();
+  EXPECT_EQ(stream.cursor().bump, 0u);
+  EXPECT_EQ(stream.mappings(), 1u) << "the chunk is kept, the huge object gone";
+  EXPECT_EQ(stream.malloc(40), first);
+  for (int i = 0; i < 400; ++i) stream.malloc(100);  // past the first chunk
+  stream.clear();
+  EXPECT_EQ(stream.cursor().bump, 0u) << "two runs: the full clear";
+  EXPECT_EQ(stream.malloc(40), first);
+}
+
 TEST(TaggedStreamHeap, PassesTheHeapModelAsARegion) {
   Stream heap;
   strata::test::RegionOwner<Stream> owner{heap};

@@ -122,16 +122,25 @@ TEST(ReapInternals, InlineWindowClosesWhileFreedObjectsWaitAndReopens) {
   EXPECT_GT(head->limit, head->bump);
 }
 
-TEST(ReapInternals, AFreedSlotLessThanTwiceTheRequestIsHandedOutWhole) {
+TEST(ReapInternals, AFreedSlotLessThanTwiceTheRequestWaitsForItsOwnSize) {
   ScopedReap reap;
+  const auto* head = reinterpret_cast<const strata_reap_head*>(reap.reap);
   auto* big = static_cast<char*>(strata_reap_malloc(reap, 64));  // an 80-byte slot
   strata_reap_malloc(reap, 8);
   strata_reap_free(reap, big);
-  void* smaller = strata_reap_malloc(reap, 48);  // a 64-byte slot would leave 16 bytes to wait
-  EXPECT_EQ(smaller, big);
-  EXPECT_EQ(strata_reap_usable_size(reap, smaller), 79u);
+  void* smaller = strata_reap_malloc(reap, 48);  // a 64-byte slot: bumped, the 80-byte one waits
+  EXPECT_NE(smaller, big);
+  EXPECT_EQ(strata_reap_usable_size(reap, smaller), 63u);
+  if (!(head->flags & STRATA_REAP_SLOW_CHECKED)) {
+    EXPECT_EQ(head->flags, 0u) << "the window is open until the next free";
+    EXPECT_GT(head->limit, head->bump);
+  }
   EXPECT_EQ(stats_of(reap).objects_live, 2u);
-  EXPECT_EQ(stats_of(reap).bytes_live, 79u + 15u);
+  EXPECT_EQ(stats_of(reap).bytes_live, 63u + 15u);
+  void* other = strata_reap_malloc(reap, 48);  // bumped too (out of line in a checked reap: same answer)
+  strata_reap_free(reap, smaller);             // not the last object: it waits, and the window closes
+  EXPECT_EQ(strata_reap_malloc(reap, 64), big) << "a request of its own size takes it";
+  strata_reap_free(reap, other);
 }
 
 TEST(ReapInternals, TheRestOfACutSlotIsTheInlineWindow) {

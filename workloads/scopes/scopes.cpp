@@ -652,8 +652,11 @@ class FrontEnd {
         init = expression();
       }
       expect(';');
+      // The initializer's tree is expanded and freed before the declaration
+      // is made: it is then still the reap's newest object (see discard).
+      const std::uint32_t value = expand_and_discard(init);
       const Decl* d = declare(block, name);
-      finish_statement(init, d->id);
+      emit('s', value, d->id, 0);
     } else if (word == kw_if_ || word == kw_while_) {
       expect('(');
       Node* cond = expression();
@@ -683,9 +686,16 @@ class FrontEnd {
   // The statement's tree is resolved: expanded into insns (gcc expands each
   // statement as it is parsed); then nothing refers to the tree.
   void finish_statement(Node* tree, std::uint64_t what) {
-    const std::uint32_t value = tree != nullptr ? expand(tree) : 0;
+    const std::uint32_t value = expand_and_discard(tree);
     emit('s', value, static_cast<std::uint32_t>(what), static_cast<std::uint32_t>(what >> 32));
-    if (tree != nullptr) discard(tree);
+  }
+
+  // The tree's insns; then the tree is dead. Returns the pseudo holding its value (0: no tree).
+  std::uint32_t expand_and_discard(Node* tree) {
+    if (tree == nullptr) return 0;
+    const std::uint32_t value = expand(tree);
+    discard(tree);
+    return value;
   }
 
   std::uint32_t emit(std::uint32_t code, std::uint32_t a, std::uint32_t b, std::uint32_t c = 0) {
@@ -748,15 +758,28 @@ class FrontEnd {
 
   // In reap mode the tree's nodes are freed now; the obstack and the naive
   // lists keep them until the block closes.
+  // Newest first, the reverse of the order the parser allocated them in
+  // (children before their parent, left before right): each node freed is
+  // then the reap's last object, which it takes back by un-bumping, as an
+  // obstack frees its top.
   void discard(Node* n) {
     if (n->kind == Node::binary) {
-      discard(static_cast<Binary*>(n)->left);
-      discard(static_cast<Binary*>(n)->right);
+      auto* b = static_cast<Binary*>(n);
+      Node* const left = b->left;
+      Node* const right = b->right;
+      policy_.release(n);
+      discard(right);
+      discard(left);
     } else if (n->kind == Node::call) {
       auto* c = static_cast<Call*>(n);
-      for (std::uint16_t i = 0; i < c->count; ++i) discard(c->args()[i]);
+      Node* args[8];
+      const std::uint16_t count = c->count;
+      std::copy_n(c->args(), count, args);
+      policy_.release(n);
+      for (std::uint16_t i = count; i > 0; --i) discard(args[i - 1]);
+    } else {
+      policy_.release(n);
     }
-    policy_.release(n);
   }
 
   // ---- expressions ----

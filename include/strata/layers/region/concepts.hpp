@@ -33,12 +33,15 @@ concept ChunkMapper = requires(S source, void* p, std::size_t bytes) {
 
 // Runs of memory to bump through (RegionChunkHeap): nextRun(bytes) gives the
 // next run of at least bytes; clear() replays the runs from the first;
-// releaseAll() gives every chunk back. Objects too big for a run are mapped
-// alone, so it is a ChunkMapper too.
+// clearInPlace() does the same when the round used one run only, which then
+// stays the current run (true), or does nothing (false); releaseAll() gives
+// every chunk back. Objects too big for a run are mapped alone, so it is a
+// ChunkMapper too.
 template <class S>
 concept RunSource = ChunkMapper<S> && requires(S source, std::size_t bytes) {
   { source.nextRun(bytes) } -> std::same_as<ChunkRun>;
   source.clear();
+  { source.clearInPlace() } -> std::same_as<bool>;
   source.releaseAll();
 };
 

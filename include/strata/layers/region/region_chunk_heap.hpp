@@ -143,6 +143,19 @@ class RegionChunkHeap : public Super {
     used_ = nullptr;
   }
 
+  // clear() for a round that used one chunk and kept no other: that chunk
+  // stays in use, and the layer above bumps through its run again from the
+  // start (true). Anything else: nothing changes (false; call clear()).
+  // A region cleared every few objects (a reap per statement or per block)
+  // then neither relinks its chunk nor asks for a run at its next allocation.
+  bool clearInPlace() noexcept {
+    Chunk* c = used_;
+    if (c == nullptr || c->next != nullptr || spare_ != nullptr) return false;
+    hidePayload(c);
+    c->idle_rounds = 0;
+    return true;
+  }
+
   // Unmap every chunk but the home one (the owner is being destroyed).
   void releaseAll() noexcept {
     for (Chunk* list : {used_, spare_}) {

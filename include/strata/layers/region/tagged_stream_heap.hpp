@@ -218,6 +218,9 @@ class TaggedStreamHeap : public Super {
   }
 
   void clear() noexcept {
+    // A round that stayed in one run starts that run again (the run is its
+    // chunk's whole payload): the next allocation bumps at once.
+    if (mapped_objects_ == 0 && !lent_ && cursor_->bump != 0 && Super::clearInPlace()) return rewindStream();
     unmapAll();
     resetStream();
     Super::clear();
@@ -351,6 +354,15 @@ class TaggedStreamHeap : public Super {
   void refreshWindow() noexcept {
     const std::uintptr_t bump = cursor_->bump;
     cursor_->limit = cursor_->flags != 0 ? bump : run_end_;  // the run ends above any open bump
+  }
+
+  // The stream bumps its current run again from the start; the statistics
+  // start over.
+  void rewindStream() noexcept {
+    cursor_->bump = walked_ = run_begin_;
+    pending_count_ = 0;
+    slots_ = slot_bytes_ = fillers_ = filler_bytes_ = 0;
+    refreshWindow();
   }
 
   void resetStream() noexcept {
