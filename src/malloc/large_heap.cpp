@@ -139,7 +139,7 @@ struct Bin {
   bool operator==(const Bin&) const noexcept = default;
 };
 
-Bin bin_of(std::size_t size) noexcept {
+[[gnu::always_inline]] inline Bin bin_of(std::size_t size) noexcept {
   unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(size));
   return {fl, static_cast<unsigned>(size >> (fl - kSecondLevelBits)) & (kSecondLevel - 1)};
 }
@@ -158,6 +158,8 @@ class LargeArena {
 
   // zero: the object must read as zeros (calloc).
   void* allocate(std::size_t size, std::size_t align, bool zero) noexcept;
+  // malloc's common case: no alignment, no guard, no clearing.
+  void* allocate_plain(std::size_t size) noexcept;
   bool guarded() const noexcept;  // one of the hardened build's guarded arenas
   void release(Chunk* c, bool foreign) noexcept;
   std::size_t deferred_bytes() const noexcept { return deferred_bytes_.load(std::memory_order_relaxed); }
@@ -166,8 +168,17 @@ class LargeArena {
   bool resize_locked(Chunk* c, std::size_t need) noexcept;
   // Take the lock (and release the chunks freed while it was busy); give it up,
   // with one more look for chunks freed meanwhile.
-  void acquire() noexcept;
-  void unlock() noexcept;
+  void acquire() noexcept {
+    lock.lock();
+    release_deferred();
+  }
+  void unlock() noexcept {
+    release_deferred();
+    lock.unlock();
+    // A free that found the lock busy after the release above would wait for
+    // the next operation on this arena: look once more.
+    if (deferred_.load(std::memory_order_acquire) != nullptr) [[unlikely]] release_late_frees();
+  }
   void add_stats(LargeStats& s) noexcept {
     s.regions += region_count_;
     s.live_objects += live_objects_;
@@ -189,13 +200,13 @@ class LargeArena {
   void insert(Chunk* c) noexcept;
   void remove(Chunk* c) noexcept;
   // In and out of bin b, nothing counted.
-  void link(Chunk* c, Bin b) noexcept;
-  void unlink(Chunk* c, Bin b) noexcept;
-  // `now` (its new size set) takes the place of `old`, which was in bin `was`:
+  [[gnu::always_inline]] void link(Chunk* c, Bin b) noexcept;
+  [[gnu::always_inline]] void unlink(Chunk* c, Bin b) noexcept;
+  // `now`, of `size` bytes, takes the place of `old`, which was in bin `was`:
   // in old's place in the list when the size stays in that bin.
-  void rebin(Chunk* old, Bin was, Chunk* now) noexcept;
-  Found find(std::size_t size) noexcept;
-  Chunk* carve(Found f, std::size_t need) noexcept;
+  [[gnu::always_inline]] void rebin(Chunk* old, Bin was, Chunk* now, std::size_t size) noexcept;
+  [[gnu::always_inline]] Found find(std::size_t size) noexcept;
+  [[gnu::always_inline]] Chunk* carve(Found f, std::size_t need) noexcept;
   Chunk* carve_placed(Chunk* c, std::size_t size, std::size_t align, std::uintptr_t* guard) noexcept;
   bool add_region() noexcept;
   void split_tail(Chunk* c, std::size_t keep) noexcept;
@@ -204,7 +215,11 @@ class LargeArena {
   void free_locked(Chunk* c) noexcept;
   void free_region_chunk(Chunk* c, std::size_t size, Chunk* prev, Chunk* next) noexcept;
   void quarantine_locked(Chunk* c) noexcept;
-  void release_deferred() noexcept;
+  void release_deferred() noexcept {
+    if (deferred_.load(std::memory_order_relaxed) != nullptr) release_deferred_list();
+  }
+  void release_deferred_list() noexcept;
+  void release_late_frees() noexcept;
   bool try_defer(Chunk* c) noexcept;
   void defer(Chunk* c) noexcept;
 
@@ -248,6 +263,7 @@ bool in_guarded_arena(const void* p) noexcept { return region_of(p)->arena->guar
 
 // Where a thread's objects of `size` go: its arena, or that arena's guarded twin.
 LargeArena& arena_for(const LargeArena& arena, std::size_t size) noexcept {
+  if constexpr (!cfg::kGuardPages) return const_cast<LargeArena&>(arena);
   std::size_t i = static_cast<std::size_t>(&arena - g_arenas);
   return cfg::kGuardPages && size >= cfg::kLargeGuardMin ? g_guarded_arenas[i] : g_arenas[i];
 }
@@ -267,13 +283,13 @@ bool LargeArena::guarded() const noexcept {
   return cfg::kGuardPages && self - first < sizeof g_guarded_arenas;
 }
 
-void LargeArena::link(Chunk* c, Bin b) noexcept {
+inline void LargeArena::link(Chunk* c, Bin b) noexcept {
   bins_[b.fl][b.sl].push_front(c);
   first_map_ |= std::uint64_t{1} << b.fl;
   second_map_[b.fl] |= 1u << b.sl;
 }
 
-void LargeArena::unlink(Chunk* c, Bin b) noexcept {
+inline void LargeArena::unlink(Chunk* c, Bin b) noexcept {
   FreeBin& bin = bins_[b.fl][b.sl];
   bin.remove(c);
   if (bin.empty()) {
@@ -297,8 +313,8 @@ void LargeArena::remove(Chunk* c) noexcept {
 // Splitting a chunk or coalescing one with a neighbour mostly leaves the size
 // in its bin (bins are 12.5% wide): then the list keeps its order and the
 // bitmaps stay as they are.
-void LargeArena::rebin(Chunk* old, Bin was, Chunk* now) noexcept {
-  Bin is = bin_of(now->size());
+inline void LargeArena::rebin(Chunk* old, Bin was, Chunk* now, std::size_t size) noexcept {
+  Bin is = bin_of(size);
   if (is == was) {
     if (old != now) bins_[was.fl][was.sl].replace(old, now);
   } else {
@@ -309,10 +325,14 @@ void LargeArena::rebin(Chunk* old, Bin was, Chunk* now) noexcept {
 
 // Good fit: round the request up to the next bin boundary, so that every chunk
 // in the first non-empty bin at or above it fits.
-Found LargeArena::find(std::size_t size) noexcept {
+inline Found LargeArena::find(std::size_t size) noexcept {
   Bin b = bin_of(size);
-  std::size_t rounded = size + (std::size_t{1} << (b.fl - kSecondLevelBits)) - 1;
-  b = bin_of(rounded);
+  if (size & ((std::size_t{1} << (b.fl - kSecondLevelBits)) - 1)) {  // above the bin's lower bound: the next bin
+    if (++b.sl == kSecondLevel) {
+      b.sl = 0;
+      ++b.fl;
+    }
+  }
   std::uint32_t second = second_map_[b.fl] & (~0u << b.sl);
   if (!second) {
     std::uint64_t first = b.fl + 1 < kFirstLevel ? first_map_ & (~std::uint64_t{0} << (b.fl + 1)) : 0;
@@ -375,24 +395,15 @@ void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
   insert(tail);
 }
 
-void LargeArena::acquire() noexcept {
-  lock.lock();
-  release_deferred();
-}
-
-void LargeArena::unlock() noexcept {
-  release_deferred();
-  lock.unlock();
-  // A free that found the lock busy after the release above would wait for
-  // the next operation on this arena: look once more.
-  while (deferred_.load(std::memory_order_acquire) != nullptr && lock.try_lock()) {
+void LargeArena::release_late_frees() noexcept {
+  do {
+    if (!lock.try_lock()) return;  // the holder releases them
     release_deferred();
     lock.unlock();
-  }
+  } while (deferred_.load(std::memory_order_acquire) != nullptr);
 }
 
-void LargeArena::release_deferred() noexcept {
-  if (deferred_.load(std::memory_order_relaxed) == nullptr) return;
+void LargeArena::release_deferred_list() noexcept {
   Chunk* c = deferred_.exchange(nullptr, std::memory_order_acquire);
   std::size_t bytes = 0;
   while (c) {
@@ -455,23 +466,24 @@ void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chu
 // (if a chunk's worth) a free chunk behind it, in the found one's place in its
 // bin when the size stays in that bin (no list or bitmap work: 80
 // instructions less a malloc on bench/malloc's xfree).
-Chunk* LargeArena::carve(Found f, std::size_t need) noexcept {
+inline Chunk* LargeArena::carve(Found f, std::size_t need) noexcept {
   Chunk* c = f.chunk;
-  std::size_t size = c->size();
-  std::size_t dirty = c->size_flags & kDirty;
-  std::size_t taken = size - need >= kMinChunk ? need : size;
-  free_bytes_ -= taken;
-  if (dirty) dirty_bytes_ -= taken;
-  if (taken == size) {
+  std::size_t word = c->flags_word();
+  std::size_t size = word & ~kFlagMask;
+  std::size_t dirty = word & kDirty;
+  if (std::size_t left = size - need; left < kMinChunk) {
+    need = size;
     unlink(c, f.bin);
   } else {  // (the chunk after a free one is in use: the rest has no free neighbour to join)
     auto* rest = reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) + need);
     rest->prev_size = need;
-    rest->size_flags = (size - need) | dirty;
-    rest->next()->prev_size = size - need;
-    rebin(c, f.bin, rest);
+    rest->size_flags = left | dirty;
+    reinterpret_cast<Chunk*>(reinterpret_cast<char*>(rest) + left)->prev_size = left;
+    rebin(c, f.bin, rest, left);
   }
-  c->size_flags = taken | kInUse;
+  free_bytes_ -= need;
+  if (dirty) dirty_bytes_ -= need;
+  c->size_flags = need | kInUse;
   return c;
 }
 
@@ -494,6 +506,22 @@ Chunk* LargeArena::carve_placed(Chunk* c, std::size_t size, std::size_t align, s
   split_tail(c, *guard ? *guard + kGuard - reinterpret_cast<std::uintptr_t>(c) : chunk_size_for(size));
   c->size_flags = c->size() | kInUse;
   return c;
+}
+
+void* LargeArena::allocate_plain(std::size_t size) noexcept {
+  std::size_t need = chunk_size_for(size);
+  acquire();
+  Found f = find(need);
+  if (!f.chunk) [[unlikely]] {  // a region to map first
+    unlock();
+    return allocate(size, cfg::kMinAlign, false);
+  }
+  if (f.chunk->size() == kRegionPayload) --empty_regions_;  // a spare region comes into use
+  Chunk* c = carve(f, need);
+  ++live_objects_;
+  live_bytes_ += c->size();
+  unlock();
+  return c->payload();
 }
 
 void* LargeArena::allocate(std::size_t size, std::size_t align, bool zero) noexcept {
@@ -573,13 +601,18 @@ void LargeArena::quarantine_locked(Chunk* c) noexcept {
 // The merged chunk takes the place of the neighbour it grows from when its
 // size stays in that neighbour's bin (rebin).
 void LargeArena::free_locked(Chunk* c) noexcept {
+  // Each header read once (a neighbour's flags word: a relaxed atomic load,
+  // see Chunk).
   std::size_t size = c->size();
-  Chunk* next = c->next();
-  Chunk* prev = c->prev();
-  if (next->in_use()) next = nullptr;
-  if (prev && prev->in_use()) prev = nullptr;
-  std::size_t next_size = next ? next->size() : 0;
-  std::size_t prev_size = prev ? prev->size() : 0;
+  auto* next = reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) + size);
+  std::size_t next_word = next->flags_word();
+  std::size_t prev_size = c->prev_size;  // exact: the predecessor's size
+  Chunk* prev = prev_size ? reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) - prev_size) : nullptr;
+  std::size_t prev_word = prev ? prev->flags_word() : kInUse;
+  if (next_word & kInUse) next = nullptr;
+  if (prev_word & kInUse) prev = nullptr;
+  std::size_t next_size = next ? next_word & ~kFlagMask : 0;
+  if (!prev) prev_size = 0;
   std::size_t merged = size + next_size + prev_size;
   if (merged == kRegionPayload) {
     free_region_chunk(c, size, prev, next);
@@ -587,20 +620,20 @@ void LargeArena::free_locked(Chunk* c) noexcept {
   }
   // Counted as removing the neighbours and inserting the merged chunk, dirty.
   free_bytes_ += size;
-  dirty_bytes_ += size + (next && !next->dirty() ? next_size : 0) + (prev && !prev->dirty() ? prev_size : 0);
+  dirty_bytes_ += size + (next_word & kDirty ? 0 : next_size) + (prev_word & kDirty ? 0 : prev_size);
   Chunk* head = prev ? prev : c;
-  head->size_flags = merged | kDirty;
   if (prev) {
     if (next) unlink(next, bin_of(next_size));
-    rebin(prev, bin_of(prev_size), prev);
+    rebin(prev, bin_of(prev_size), prev, merged);
     c->size_flags = kAbsorbed;  // an absorbed header reads as "not a chunk"
   } else if (next) {
-    rebin(next, bin_of(next_size), c);
+    rebin(next, bin_of(next_size), c, merged);
   } else {
     link(c, bin_of(merged));
   }
+  head->size_flags = merged | kDirty;
   if (next) next->size_flags = kAbsorbed;
-  head->next()->prev_size = merged;
+  reinterpret_cast<Chunk*>(reinterpret_cast<char*>(head) + merged)->prev_size = merged;
   if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
 }
 
@@ -730,7 +763,9 @@ Chunk* large_live_chunk(const void* p, Use use) noexcept {
 LargeArena& large_arena(std::size_t number) noexcept { return g_arenas[number % cfg::kLargeArenas]; }
 
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept {
-  return arena_for(arena, size).allocate(size, align, false);
+  LargeArena& a = arena_for(arena, size);
+  if (align <= cfg::kMinAlign && !(cfg::kGuardPages && a.guarded())) return a.allocate_plain(size);
+  return a.allocate(size, align, false);
 }
 
 void* large_calloc(LargeArena& arena, std::size_t size) noexcept {
@@ -748,7 +783,7 @@ void large_free(void* p, const LargeArena& mine) noexcept {
     } else {
       unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
     }
-  } else if (first_free_of_its_size(c->size())) {  // glibc's unmap of its first big chunks
+  } else if (c->size() >= cfg::kEraseFrom && first_free_of_its_size(c->size())) {  // glibc's unmap of its first big chunks
     discard(c->payload(), c->size() - kHeader);  // c is still flagged in use: no one else touches it
   }
   home->release(c, home != &mine && home != &arena_for(mine, cfg::kLargeGuardMin));
