@@ -179,6 +179,7 @@ class LargeArena {
     // the next operation on this arena: look once more.
     if (deferred_.load(std::memory_order_acquire) != nullptr) [[unlikely]] release_late_frees();
   }
+  const char* verify() noexcept;  // under the lock; see large_verify
   void add_stats(LargeStats& s) noexcept {
     s.regions += region_count_;
     s.live_objects += live_objects_;
@@ -823,6 +824,62 @@ void large_check(const void* p) noexcept {
   arena->lock.unlock();
   if (!valid) report_misuse("free(): pointer is not a live large object (double free or invalid pointer):", p);
   if (!live) report_misuse("double free of", p);
+}
+
+// Every region chunk by chunk against the bins, the bitmaps and the counts.
+const char* LargeArena::verify() noexcept {
+  std::size_t free_bytes = 0, dirty_bytes = 0, free_chunks = 0, empty = 0;
+  for (LargeRegion& region : regions_) {
+    std::size_t before = 0, offset = 0;
+    bool before_free = false;
+    Chunk* c = first_chunk(&region);
+    for (; offset < kRegionPayload; c = c->next()) {
+      std::size_t size = c->size();
+      if (c->prev_size != before) return "a chunk's prev_size is not its predecessor's size";
+      if (size < kMinChunk || size > kRegionPayload - offset) return "a chunk's size leaves its region";
+      if (!c->in_use()) {
+        if (before_free) return "two free chunks side by side (not coalesced)";
+        Bin b = bin_of(size);
+        bool listed = false;
+        for (Chunk* x = bins_[b.fl][b.sl].front(); x && !listed; x = FreeBin::next(x)) listed = x == c;
+        if (!listed) return "a free chunk is not in its size's bin";
+        free_bytes += size;
+        if (c->dirty()) dirty_bytes += size;
+        ++free_chunks;
+        if (size == kRegionPayload) ++empty;
+      }
+      before_free = !c->in_use();
+      before = size;
+      offset += size;
+    }
+    if (offset != kRegionPayload || !c->in_use() || c->prev_size != before) return "the chunks do not end at the sentinel";
+  }
+  std::size_t binned = 0;
+  for (unsigned fl = 0; fl < kFirstLevel; ++fl) {
+    if (((first_map_ >> fl) & 1) != (second_map_[fl] != 0)) return "the first-level bitmap disagrees with the second";
+    for (unsigned sl = 0; sl < kSecondLevel; ++sl) {
+      if (((second_map_[fl] >> sl) & 1) != !bins_[fl][sl].empty()) return "a bitmap bit disagrees with its bin";
+      for (Chunk* x = bins_[fl][sl].front(); x; x = FreeBin::next(x)) {
+        if (FreeBin::next(x) && FreeBin::prev(FreeBin::next(x)) != x) return "a bin's links disagree";
+        if (!(bin_of(x->size()) == Bin{fl, sl})) return "a chunk is in another size's bin";
+        ++binned;
+      }
+    }
+  }
+  if (binned != free_chunks) return "a bin holds a chunk that is not free";
+  if (free_bytes != free_bytes_ || dirty_bytes != dirty_bytes_) return "the free or dirty byte count is off";
+  if (empty != empty_regions_) return "the count of empty regions is off";
+  return nullptr;
+}
+
+const char* large_verify() noexcept {
+  const char* problem = nullptr;
+  for_each_arena([&problem](LargeArena& arena) {
+    arena.acquire();  // releases deferred frees first
+    if (!problem) problem = arena.verify();
+    arena.unlock();
+  });
+  return problem;
 }
 
 LargeStats large_stats() noexcept {

@@ -64,6 +64,9 @@ struct LargeStats {
   std::size_t largest_spare_limit = 0;  // empty regions an arena keeps mapped, at most (by demand)
 };
 LargeStats large_stats() noexcept;
+// Tests: what is wrong with the arenas' regions, bins and counts (the first
+// problem found), or nullptr. Walks every chunk: slow.
+const char* large_verify() noexcept;
 
 void large_lock_all() noexcept;    // fork
 void large_unlock_all() noexcept;
