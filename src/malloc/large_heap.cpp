@@ -212,8 +212,8 @@ class LargeArena {
   bool add_region() noexcept;
   void split_tail(Chunk* c, std::size_t keep) noexcept;
   void purge() noexcept;
-  void release_locked(Chunk* c) noexcept;
-  void free_locked(Chunk* c) noexcept;
+  [[gnu::always_inline]] void release_locked(Chunk* c) noexcept;
+  [[gnu::always_inline]] void free_locked(Chunk* c) noexcept;
   void free_region_chunk(Chunk* c, std::size_t size, Chunk* prev, Chunk* next) noexcept;
   void quarantine_locked(Chunk* c) noexcept;
   void release_deferred() noexcept {
@@ -573,7 +573,7 @@ void LargeArena::release(Chunk* c, bool foreign) noexcept {
   unlock();
 }
 
-void LargeArena::release_locked(Chunk* c) noexcept {
+inline void LargeArena::release_locked(Chunk* c) noexcept {
   --live_objects_;
   live_bytes_ -= c->size();
   if (cfg::kLargeQuarantineSlots && guarded()) {
@@ -604,7 +604,7 @@ void LargeArena::quarantine_locked(Chunk* c) noexcept {
 // Coalesce c with its free neighbours into the bins (or unmap its region).
 // The merged chunk takes the place of the neighbour it grows from when its
 // size stays in that neighbour's bin (rebin).
-void LargeArena::free_locked(Chunk* c) noexcept {
+inline void LargeArena::free_locked(Chunk* c) noexcept {
   // Each header read once (a neighbour's flags word: a relaxed atomic load,
   // see Chunk).
   std::size_t size = c->size();
