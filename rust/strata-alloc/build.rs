@@ -7,6 +7,7 @@ use std::path::PathBuf;
 const SOURCES: &[&str] = &[
     "os.cpp",
     "per_thread_heap.cpp",
+    "arena_lock.cpp",
     "large_heap.cpp",
     "huge_heap.cpp",
     "fast_paths.cpp",

@@ -1,12 +1,11 @@
 #include "large_heap.hpp"
 
-#include <pthread.h>
-
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <new>
 
+#include "arena_lock.hpp"
 #include "checked.hpp"
 #include "config.hpp"
 #include "os.hpp"
@@ -134,19 +133,33 @@ std::uintptr_t placement(Chunk* c, std::size_t size, std::size_t align, bool gua
   return fits(aligned) ? aligned : aligned + align;
 }
 
-void bin_of(std::size_t size, unsigned& fl, unsigned& sl) noexcept {
-  fl = 63u - static_cast<unsigned>(__builtin_clzll(size));
-  sl = static_cast<unsigned>(size >> (fl - kSecondLevelBits)) & (kSecondLevel - 1);
+// A size bin: first level (power of two), second level (one of 8 steps).
+struct Bin {
+  unsigned fl, sl;
+  bool operator==(const Bin&) const noexcept = default;
+};
+
+[[gnu::always_inline]] inline Bin bin_of(std::size_t size) noexcept {
+  unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(size));
+  return {fl, static_cast<unsigned>(size >> (fl - kSecondLevelBits)) & (kSecondLevel - 1)};
 }
+
+// A free chunk found for a request, and the bin it is in.
+struct Found {
+  Chunk* chunk;
+  Bin bin;
+};
 
 }  // namespace
 
 class LargeArena {
  public:
-  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  ArenaLock lock;
 
   // zero: the object must read as zeros (calloc).
   void* allocate(std::size_t size, std::size_t align, bool zero) noexcept;
+  // malloc's common case: no alignment, no guard, no clearing.
+  void* allocate_plain(std::size_t size) noexcept;
   bool guarded() const noexcept;  // one of the hardened build's guarded arenas
   void release(Chunk* c, bool foreign) noexcept;
   std::size_t deferred_bytes() const noexcept { return deferred_bytes_.load(std::memory_order_relaxed); }
@@ -155,8 +168,18 @@ class LargeArena {
   bool resize_locked(Chunk* c, std::size_t need) noexcept;
   // Take the lock (and release the chunks freed while it was busy); give it up,
   // with one more look for chunks freed meanwhile.
-  void acquire() noexcept;
-  void unlock() noexcept;
+  void acquire() noexcept {
+    lock.lock();
+    release_deferred();
+  }
+  void unlock() noexcept {
+    release_deferred();
+    lock.unlock();
+    // A free that found the lock busy after the release above would wait for
+    // the next operation on this arena: look once more.
+    if (deferred_.load(std::memory_order_acquire) != nullptr) [[unlikely]] release_late_frees();
+  }
+  const char* verify() noexcept;  // under the lock; see large_verify
   void add_stats(LargeStats& s) noexcept {
     s.regions += region_count_;
     s.live_objects += live_objects_;
@@ -174,16 +197,30 @@ class LargeArena {
   }
 
  private:
+  // In and out of the bins, with the free and dirty byte counts.
   void insert(Chunk* c) noexcept;
   void remove(Chunk* c) noexcept;
-  Chunk* find(std::size_t size) noexcept;
+  // In and out of bin b, nothing counted.
+  [[gnu::always_inline]] void link(Chunk* c, Bin b) noexcept;
+  [[gnu::always_inline]] void unlink(Chunk* c, Bin b) noexcept;
+  // `now`, of `size` bytes, takes the place of `old`, which was in bin `was`:
+  // in old's place in the list when the size stays in that bin.
+  [[gnu::always_inline]] void rebin(Chunk* old, Bin was, Chunk* now, std::size_t size) noexcept;
+  [[gnu::always_inline]] Found find(std::size_t size) noexcept;
+  [[gnu::always_inline]] Chunk* carve(Found f, std::size_t need) noexcept;
+  Chunk* carve_placed(Chunk* c, std::size_t size, std::size_t align, std::uintptr_t* guard) noexcept;
   bool add_region() noexcept;
   void split_tail(Chunk* c, std::size_t keep) noexcept;
   void purge() noexcept;
-  void release_locked(Chunk* c) noexcept;
-  void free_locked(Chunk* c) noexcept;
+  [[gnu::always_inline]] void release_locked(Chunk* c) noexcept;
+  [[gnu::always_inline]] void free_locked(Chunk* c) noexcept;
+  void free_region_chunk(Chunk* c, std::size_t size, Chunk* prev, Chunk* next) noexcept;
   void quarantine_locked(Chunk* c) noexcept;
-  void release_deferred() noexcept;
+  void release_deferred() noexcept {
+    if (deferred_.load(std::memory_order_relaxed) != nullptr) release_deferred_list();
+  }
+  void release_deferred_list() noexcept;
+  void release_late_frees() noexcept;
   bool try_defer(Chunk* c) noexcept;
   void defer(Chunk* c) noexcept;
 
@@ -204,8 +241,11 @@ class LargeArena {
   std::size_t live_bytes_ = 0;
   // Chunks whose free found the lock busy (typically a free from another
   // thread while the owner allocates), linked through free_link.next and released
-  // by whoever holds the lock next: a free never waits for the lock.
-  std::atomic<Chunk*> deferred_{nullptr};
+  // by whoever holds the lock next: a free never waits for the lock. On a
+  // cache line of their own: the other arenas' threads write them, and the
+  // counts above, on the same line, made every update of those a miss
+  // (bench/malloc's xfree, perf).
+  alignas(64) std::atomic<Chunk*> deferred_{nullptr};
   std::atomic<std::size_t> deferred_bytes_{0};
   // The hardened build's quarantine of freed guarded chunks (protected, still
   // flagged in use and freeing): a ring, oldest at quarantine_first_.
@@ -227,6 +267,7 @@ bool in_guarded_arena(const void* p) noexcept { return region_of(p)->arena->guar
 
 // Where a thread's objects of `size` go: its arena, or that arena's guarded twin.
 LargeArena& arena_for(const LargeArena& arena, std::size_t size) noexcept {
+  if constexpr (!cfg::kGuardPages) return const_cast<LargeArena&>(arena);
   std::size_t i = static_cast<std::size_t>(&arena - g_arenas);
   return cfg::kGuardPages && size >= cfg::kLargeGuardMin ? g_guarded_arenas[i] : g_arenas[i];
 }
@@ -246,44 +287,65 @@ bool LargeArena::guarded() const noexcept {
   return cfg::kGuardPages && self - first < sizeof g_guarded_arenas;
 }
 
+inline void LargeArena::link(Chunk* c, Bin b) noexcept {
+  bins_[b.fl][b.sl].push_front(c);
+  first_map_ |= std::uint64_t{1} << b.fl;
+  second_map_[b.fl] |= 1u << b.sl;
+}
+
+inline void LargeArena::unlink(Chunk* c, Bin b) noexcept {
+  FreeBin& bin = bins_[b.fl][b.sl];
+  bin.remove(c);
+  if (bin.empty()) {
+    second_map_[b.fl] &= ~(1u << b.sl);
+    if (!second_map_[b.fl]) first_map_ &= ~(std::uint64_t{1} << b.fl);
+  }
+}
+
 void LargeArena::insert(Chunk* c) noexcept {
-  unsigned fl, sl;
-  bin_of(c->size(), fl, sl);
-  bins_[fl][sl].push_front(c);
-  first_map_ |= std::uint64_t{1} << fl;
-  second_map_[fl] |= 1u << sl;
+  link(c, bin_of(c->size()));
   free_bytes_ += c->size();
   if (c->dirty()) dirty_bytes_ += c->size();
 }
 
 void LargeArena::remove(Chunk* c) noexcept {
-  unsigned fl, sl;
-  bin_of(c->size(), fl, sl);
-  bins_[fl][sl].remove(c);
-  if (bins_[fl][sl].empty()) {
-    second_map_[fl] &= ~(1u << sl);
-    if (!second_map_[fl]) first_map_ &= ~(std::uint64_t{1} << fl);
-  }
+  unlink(c, bin_of(c->size()));
   free_bytes_ -= c->size();
   if (c->dirty()) dirty_bytes_ -= c->size();
 }
 
+// Splitting a chunk or coalescing one with a neighbour mostly leaves the size
+// in its bin (bins are 12.5% wide): then the list keeps its order and the
+// bitmaps stay as they are.
+inline void LargeArena::rebin(Chunk* old, Bin was, Chunk* now, std::size_t size) noexcept {
+  Bin is = bin_of(size);
+  if (is == was) {
+    if (old != now) bins_[was.fl][was.sl].replace(old, now);
+  } else {
+    unlink(old, was);
+    link(now, is);
+  }
+}
+
 // Good fit: round the request up to the next bin boundary, so that every chunk
 // in the first non-empty bin at or above it fits.
-Chunk* LargeArena::find(std::size_t size) noexcept {
-  unsigned fl, sl;
-  bin_of(size, fl, sl);
-  std::size_t rounded = size + (std::size_t{1} << (fl - kSecondLevelBits)) - 1;
-  bin_of(rounded, fl, sl);
-  std::uint32_t second = second_map_[fl] & (~0u << sl);
-  if (!second) {
-    std::uint64_t first = fl + 1 < kFirstLevel ? first_map_ & (~std::uint64_t{0} << (fl + 1)) : 0;
-    if (!first) return nullptr;
-    fl = static_cast<unsigned>(__builtin_ctzll(first));
-    second = second_map_[fl];
+inline Found LargeArena::find(std::size_t size) noexcept {
+  Bin b = bin_of(size);
+  if (size & ((std::size_t{1} << (b.fl - kSecondLevelBits)) - 1)) {  // above the bin's lower bound: the next bin
+    if (++b.sl == kSecondLevel) {
+      b.sl = 0;
+      ++b.fl;
+    }
   }
-  sl = static_cast<unsigned>(__builtin_ctz(second));
-  return bins_[fl][sl].front();
+  std::uint32_t second = second_map_[b.fl] & (~0u << b.sl);
+  if (!second) {
+    std::uint64_t first = b.fl + 1 < kFirstLevel ? first_map_ & (~std::uint64_t{0} << (b.fl + 1)) : 0;
+    if (!first) return {nullptr, b};
+    b.fl = static_cast<unsigned>(__builtin_ctzll(first));
+    second = second_map_[b.fl];
+  }
+  b.sl = static_cast<unsigned>(__builtin_ctz(second));
+  return {bins_[b.fl][b.sl].front(), b};
 }
 
 bool LargeArena::add_region() noexcept {
@@ -337,24 +399,15 @@ void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
   insert(tail);
 }
 
-void LargeArena::acquire() noexcept {
-  pthread_mutex_lock(&lock);
-  release_deferred();
-}
-
-void LargeArena::unlock() noexcept {
-  release_deferred();
-  pthread_mutex_unlock(&lock);
-  // A free that found the lock busy after the release above would wait for
-  // the next operation on this arena: look once more.
-  while (deferred_.load(std::memory_order_acquire) != nullptr && pthread_mutex_trylock(&lock) == 0) {
+void LargeArena::release_late_frees() noexcept {
+  do {
+    if (!lock.try_lock()) return;  // the holder releases them
     release_deferred();
-    pthread_mutex_unlock(&lock);
-  }
+    lock.unlock();
+  } while (deferred_.load(std::memory_order_acquire) != nullptr);
 }
 
-void LargeArena::release_deferred() noexcept {
-  if (deferred_.load(std::memory_order_relaxed) == nullptr) return;
+void LargeArena::release_deferred_list() noexcept {
   Chunk* c = deferred_.exchange(nullptr, std::memory_order_acquire);
   std::size_t bytes = 0;
   while (c) {
@@ -413,30 +466,37 @@ void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chu
 
 }  // namespace
 
-void* LargeArena::allocate(std::size_t size, std::size_t align, bool zero) noexcept {
-  std::size_t need = chunk_size_for(size);
-  std::size_t search = align > cfg::kMinAlign ? need + align + kMinChunk : need;
-  if (cfg::kGuardPages && guarded()) search = need + align + kMinChunk + 2 * kGuard;  // room to place it (placement)
-  acquire();
-  Chunk* c = find(search);
-  if (!c) {
-    if (!add_region()) {
-      unlock();
-      return nullptr;
-    }
-    c = find(search);
+// The common case: the object at the front of the free chunk found, the rest
+// (if a chunk's worth) a free chunk behind it, in the found one's place in its
+// bin when the size stays in that bin (no list or bitmap work: 80
+// instructions less a malloc on bench/malloc's xfree).
+inline Chunk* LargeArena::carve(Found f, std::size_t need) noexcept {
+  Chunk* c = f.chunk;
+  std::size_t word = c->flags_word();
+  std::size_t size = word & ~kFlagMask;
+  std::size_t dirty = word & kDirty;
+  if (std::size_t left = size - need; left < kMinChunk) {
+    need = size;
+    unlink(c, f.bin);
+  } else {  // (the chunk after a free one is in use: the rest has no free neighbour to join)
+    auto* rest = reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) + need);
+    rest->prev_size = need;
+    rest->size_flags = left | dirty;
+    reinterpret_cast<Chunk*>(reinterpret_cast<char*>(rest) + left)->prev_size = left;
+    rebin(c, f.bin, rest, left);
   }
+  free_bytes_ -= need;
+  if (dirty) dirty_bytes_ -= need;
+  c->size_flags = need | kInUse;
+  return c;
+}
+
+// An aligned object, or a guarded one (the hardened build): placed in the
+// chunk, the gap in front (if any) and the rest behind it free chunks.
+Chunk* LargeArena::carve_placed(Chunk* c, std::size_t size, std::size_t align, std::uintptr_t* guard) noexcept {
   remove(c);
-  // What calloc must clear: the chunk as found (clean or not, and its extent).
-  char* found = reinterpret_cast<char*>(c);
-  std::size_t found_size = c->size();
-  // A guarded arena's chunks have held guards; with the mprotect fallback a
-  // lifted guard page keeps what it held before: clear those objects in full.
-  bool clean = !c->dirty() && !(cfg::kGuardPages && guarded());
-  if (c->size() == kRegionPayload) --empty_regions_;  // a spare region comes into use
-  std::uintptr_t guard = 0;
   auto payload = reinterpret_cast<std::uintptr_t>(c->payload());
-  std::uintptr_t at = placement(c, size, align, guarded(), &guard);
+  std::uintptr_t at = placement(c, size, align, guarded(), guard);
   if (at != payload) {  // the gap in front stays free
     std::size_t front = at - payload;
     Chunk* r = Chunk::of(reinterpret_cast<void*>(at));
@@ -447,8 +507,50 @@ void* LargeArena::allocate(std::size_t size, std::size_t align, bool zero) noexc
     insert(c);
     c = r;
   }
-  split_tail(c, guard ? guard + kGuard - reinterpret_cast<std::uintptr_t>(c) : need);
+  split_tail(c, *guard ? *guard + kGuard - reinterpret_cast<std::uintptr_t>(c) : chunk_size_for(size));
   c->size_flags = c->size() | kInUse;
+  return c;
+}
+
+void* LargeArena::allocate_plain(std::size_t size) noexcept {
+  std::size_t need = chunk_size_for(size);
+  acquire();
+  Found f = find(need);
+  if (!f.chunk) [[unlikely]] {  // a region to map first
+    unlock();
+    return allocate(size, cfg::kMinAlign, false);
+  }
+  if (f.chunk->size() == kRegionPayload) --empty_regions_;  // a spare region comes into use
+  Chunk* c = carve(f, need);
+  ++live_objects_;
+  live_bytes_ += c->size();
+  unlock();
+  return c->payload();
+}
+
+void* LargeArena::allocate(std::size_t size, std::size_t align, bool zero) noexcept {
+  std::size_t need = chunk_size_for(size);
+  bool placed = align > cfg::kMinAlign || (cfg::kGuardPages && guarded());
+  std::size_t search = align > cfg::kMinAlign ? need + align + kMinChunk : need;
+  if (cfg::kGuardPages && guarded()) search = need + align + kMinChunk + 2 * kGuard;  // room to place it (placement)
+  acquire();
+  Found f = find(search);
+  if (!f.chunk) {
+    if (!add_region()) {
+      unlock();
+      return nullptr;
+    }
+    f = find(search);
+  }
+  // What calloc must clear: the chunk as found (clean or not, and its extent).
+  char* found = reinterpret_cast<char*>(f.chunk);
+  std::size_t found_size = f.chunk->size();
+  // A guarded arena's chunks have held guards; with the mprotect fallback a
+  // lifted guard page keeps what it held before: clear those objects in full.
+  bool clean = !f.chunk->dirty() && !(cfg::kGuardPages && guarded());
+  if (found_size == kRegionPayload) --empty_regions_;  // a spare region comes into use
+  std::uintptr_t guard = 0;
+  Chunk* c = placed ? carve_placed(f.chunk, size, align, &guard) : carve(f, need);
   ++live_objects_;
   live_bytes_ += c->size();
   unlock();
@@ -460,18 +562,18 @@ void* LargeArena::allocate(std::size_t size, std::size_t align, bool zero) noexc
 void LargeArena::release(Chunk* c, bool foreign) noexcept {
   // (Checked mode needs the in-use flag exact: no deferring.)
   if (foreign && !checked_mode() && try_defer(c)) return;
-  if (pthread_mutex_trylock(&lock) != 0) {
+  if (!lock.try_lock()) {
     if (!checked_mode()) {
       defer(c);
       return;
     }
-    pthread_mutex_lock(&lock);
+    lock.lock();
   }
   release_locked(c);
   unlock();
 }
 
-void LargeArena::release_locked(Chunk* c) noexcept {
+inline void LargeArena::release_locked(Chunk* c) noexcept {
   --live_objects_;
   live_bytes_ -= c->size();
   if (cfg::kLargeQuarantineSlots && guarded()) {
@@ -500,16 +602,54 @@ void LargeArena::quarantine_locked(Chunk* c) noexcept {
 }
 
 // Coalesce c with its free neighbours into the bins (or unmap its region).
-void LargeArena::free_locked(Chunk* c) noexcept {
-  LargeRegion* region = region_of(c->payload());
+// The merged chunk takes the place of the neighbour it grows from when its
+// size stays in that neighbour's bin (rebin).
+inline void LargeArena::free_locked(Chunk* c) noexcept {
+  // Each header read once (a neighbour's flags word: a relaxed atomic load,
+  // see Chunk).
   std::size_t size = c->size();
-  Chunk* next = c->next();
-  if (!next->in_use()) {  // immediate coalescing, both ways
+  auto* next = reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) + size);
+  std::size_t next_word = next->flags_word();
+  std::size_t prev_size = c->prev_size;  // exact: the predecessor's size
+  Chunk* prev = prev_size ? reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) - prev_size) : nullptr;
+  std::size_t prev_word = prev ? prev->flags_word() : kInUse;
+  if (next_word & kInUse) next = nullptr;
+  if (prev_word & kInUse) prev = nullptr;
+  std::size_t next_size = next ? next_word & ~kFlagMask : 0;
+  if (!prev) prev_size = 0;
+  std::size_t merged = size + next_size + prev_size;
+  if (merged == kRegionPayload) {
+    free_region_chunk(c, size, prev, next);
+    return;
+  }
+  // Counted as removing the neighbours and inserting the merged chunk, dirty.
+  free_bytes_ += size;
+  dirty_bytes_ += size + (next_word & kDirty ? 0 : next_size) + (prev_word & kDirty ? 0 : prev_size);
+  Chunk* head = prev ? prev : c;
+  if (prev) {
+    if (next) unlink(next, bin_of(next_size));
+    rebin(prev, bin_of(prev_size), prev, merged);
+    c->size_flags = kAbsorbed;  // an absorbed header reads as "not a chunk"
+  } else if (next) {
+    rebin(next, bin_of(next_size), c, merged);
+  } else {
+    link(c, bin_of(merged));
+  }
+  head->size_flags = merged | kDirty;
+  if (next) next->size_flags = kAbsorbed;
+  reinterpret_cast<Chunk*>(reinterpret_cast<char*>(head) + merged)->prev_size = merged;
+  if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
+}
+
+// A free that empties its region: the region is unmapped, or kept as a spare.
+void LargeArena::free_region_chunk(Chunk* c, std::size_t size, Chunk* prev, Chunk* next) noexcept {
+  LargeRegion* region = region_of(c->payload());
+  if (next) {
     remove(next);
     size += next->size();
-    next->size_flags = kAbsorbed;  // an absorbed header reads as "not a chunk"
+    next->size_flags = kAbsorbed;
   }
-  if (Chunk* prev = c->prev(); prev && !prev->in_use()) {
+  if (prev) {
     remove(prev);
     size += prev->size();
     c->size_flags = kAbsorbed;
@@ -517,7 +657,7 @@ void LargeArena::free_locked(Chunk* c) noexcept {
   }
   c->size_flags = size | kDirty;
   c->next()->prev_size = size;
-  if (size == kRegionPayload && empty_regions_ >= spare_limit_) {
+  if (empty_regions_ >= spare_limit_) {
     if (spare_limit_ > cfg::kLargeSpareRegions) --spare_limit_;
     if (unanswered_unmaps_ < cfg::kLargeSpareRegionsMax) ++unanswered_unmaps_;
     regions_.remove(region);
@@ -526,7 +666,7 @@ void LargeArena::free_locked(Chunk* c) noexcept {
     unmap_segment(region);
     return;
   }
-  if (size == kRegionPayload) ++empty_regions_;  // kept as a spare
+  ++empty_regions_;  // kept as a spare
   insert(c);
   if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
 }
@@ -627,7 +767,9 @@ Chunk* large_live_chunk(const void* p, Use use) noexcept {
 LargeArena& large_arena(std::size_t number) noexcept { return g_arenas[number % cfg::kLargeArenas]; }
 
 void* large_malloc(LargeArena& arena, std::size_t size, std::size_t align) noexcept {
-  return arena_for(arena, size).allocate(size, align, false);
+  LargeArena& a = arena_for(arena, size);
+  if (align <= cfg::kMinAlign && !(cfg::kGuardPages && a.guarded())) return a.allocate_plain(size);
+  return a.allocate(size, align, false);
 }
 
 void* large_calloc(LargeArena& arena, std::size_t size) noexcept {
@@ -645,7 +787,7 @@ void large_free(void* p, const LargeArena& mine) noexcept {
     } else {
       unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
     }
-  } else if (first_free_of_its_size(c->size())) {  // glibc's unmap of its first big chunks
+  } else if (c->size() >= cfg::kEraseFrom && first_free_of_its_size(c->size())) {  // glibc's unmap of its first big chunks
     discard(c->payload(), c->size() - kHeader);  // c is still flagged in use: no one else touches it
   }
   home->release(c, home != &mine && home != &arena_for(mine, cfg::kLargeGuardMin));
@@ -677,14 +819,70 @@ void large_check(const void* p) noexcept {
   if (addr < lo || addr >= hi || addr % cfg::kMinAlign != 0)
     report_misuse("free(): pointer was not allocated by strata (inside a large region):", p);
   LargeArena* arena = region->arena;
-  pthread_mutex_lock(&arena->lock);
+  arena->lock.lock();
   Chunk* c = Chunk::of(p);
   std::size_t size = c->size();
   bool valid = size >= kMinChunk && addr - kHeader + size <= hi + kHeader && c->next()->prev_size == size;
   bool live = valid && c->in_use();
-  pthread_mutex_unlock(&arena->lock);
+  arena->lock.unlock();
   if (!valid) report_misuse("free(): pointer is not a live large object (double free or invalid pointer):", p);
   if (!live) report_misuse("double free of", p);
+}
+
+// Every region chunk by chunk against the bins, the bitmaps and the counts.
+const char* LargeArena::verify() noexcept {
+  std::size_t free_bytes = 0, dirty_bytes = 0, free_chunks = 0, empty = 0;
+  for (LargeRegion& region : regions_) {
+    std::size_t before = 0, offset = 0;
+    bool before_free = false;
+    Chunk* c = first_chunk(&region);
+    for (; offset < kRegionPayload; c = c->next()) {
+      std::size_t size = c->size();
+      if (c->prev_size != before) return "a chunk's prev_size is not its predecessor's size";
+      if (size < kMinChunk || size > kRegionPayload - offset) return "a chunk's size leaves its region";
+      if (!c->in_use()) {
+        if (before_free) return "two free chunks side by side (not coalesced)";
+        Bin b = bin_of(size);
+        bool listed = false;
+        for (Chunk* x = bins_[b.fl][b.sl].front(); x && !listed; x = FreeBin::next(x)) listed = x == c;
+        if (!listed) return "a free chunk is not in its size's bin";
+        free_bytes += size;
+        if (c->dirty()) dirty_bytes += size;
+        ++free_chunks;
+        if (size == kRegionPayload) ++empty;
+      }
+      before_free = !c->in_use();
+      before = size;
+      offset += size;
+    }
+    if (offset != kRegionPayload || !c->in_use() || c->prev_size != before) return "the chunks do not end at the sentinel";
+  }
+  std::size_t binned = 0;
+  for (unsigned fl = 0; fl < kFirstLevel; ++fl) {
+    if (((first_map_ >> fl) & 1) != (second_map_[fl] != 0)) return "the first-level bitmap disagrees with the second";
+    for (unsigned sl = 0; sl < kSecondLevel; ++sl) {
+      if (((second_map_[fl] >> sl) & 1) != !bins_[fl][sl].empty()) return "a bitmap bit disagrees with its bin";
+      for (Chunk* x = bins_[fl][sl].front(); x; x = FreeBin::next(x)) {
+        if (FreeBin::next(x) && FreeBin::prev(FreeBin::next(x)) != x) return "a bin's links disagree";
+        if (!(bin_of(x->size()) == Bin{fl, sl})) return "a chunk is in another size's bin";
+        ++binned;
+      }
+    }
+  }
+  if (binned != free_chunks) return "a bin holds a chunk that is not free";
+  if (free_bytes != free_bytes_ || dirty_bytes != dirty_bytes_) return "the free or dirty byte count is off";
+  if (empty != empty_regions_) return "the count of empty regions is off";
+  return nullptr;
+}
+
+const char* large_verify() noexcept {
+  const char* problem = nullptr;
+  for_each_arena([&problem](LargeArena& arena) {
+    arena.acquire();  // releases deferred frees first
+    if (!problem) problem = arena.verify();
+    arena.unlock();
+  });
+  return problem;
 }
 
 LargeStats large_stats() noexcept {
@@ -698,11 +896,11 @@ LargeStats large_stats() noexcept {
 }
 
 void large_lock_all() noexcept {
-  for_each_arena([](LargeArena& arena) { pthread_mutex_lock(&arena.lock); });
+  for_each_arena([](LargeArena& arena) { arena.lock.lock(); });
 }
 
 void large_unlock_all() noexcept {
-  for_each_arena([](LargeArena& arena) { pthread_mutex_unlock(&arena.lock); });
+  for_each_arena([](LargeArena& arena) { arena.lock.unlock(); });
 }
 
 }  // namespace strata::malloc_detail

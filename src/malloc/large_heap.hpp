@@ -6,7 +6,9 @@
 // bitmaps in O(1) — the "hierarchical index into the free list table" Vam
 // suggests instead of its linear scan. A bin at or above the rounded-up request
 // always fits (good fit); the chunk is split and the rest goes back. A freed
-// chunk immediately coalesces with free neighbours.
+// chunk immediately coalesces with free neighbours. Where the rest of a split,
+// or a chunk grown by coalescing, stays in the bin it was in, it takes that
+// chunk's place in the bin's list: no list or bitmap work.
 //
 // Returning memory: free chunks are "dirty" until their inner pages are
 // discarded; once kLargeDirtyLimit bytes are dirty the arena discards the
@@ -16,7 +18,8 @@
 // raised by demand up to kLargeSpareRegionsMax when regions are mapped again
 // soon after being unmapped.
 //
-// Threads: kLargeArenas arenas, each with one mutex; a thread allocates from
+// Threads: kLargeArenas arenas, each with one lock (ArenaLock: one word, one
+// atomic instruction to take and one to give); a thread allocates from
 // arena (heap number % kLargeArenas), and a chunk is freed to the arena of its
 // region. Large allocations are rare and expensive per byte anyway, so a lock
 // here costs little; it is the one layer that is not lock-free on its fast path.
@@ -64,6 +67,9 @@ struct LargeStats {
   std::size_t largest_spare_limit = 0;  // empty regions an arena keeps mapped, at most (by demand)
 };
 LargeStats large_stats() noexcept;
+// Tests: what is wrong with the arenas' regions, bins and counts (the first
+// problem found), or nullptr. Walks every chunk: slow.
+const char* large_verify() noexcept;
 
 void large_lock_all() noexcept;    // fork
 void large_unlock_all() noexcept;

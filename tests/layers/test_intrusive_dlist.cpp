@@ -100,6 +100,36 @@ TEST_F(DListOfFive, HeadOnlyPushesFrontAndRemovesFromAnywhere) {
   EXPECT_EQ(list.pop_front(), nullptr);
 }
 
+TEST_F(DListOfFive, ReplaceKeepsTheNodesPlace) {
+  Items list;
+  for (int i = 0; i < 3; ++i) list.push_back(&items[i]);
+  list.replace(&items[1], &items[3]);  // middle
+  EXPECT_EQ(values(list), (std::vector<int>{0, 3, 2}));
+  list.replace(&items[0], &items[4]);  // head
+  EXPECT_EQ(list.front(), &items[4]);
+  list.replace(&items[2], &items[1]);  // tail
+  EXPECT_EQ(list.back(), &items[1]);
+  EXPECT_EQ(values(list), (std::vector<int>{4, 3, 1}));
+  EXPECT_EQ(values_backwards(list), (std::vector<int>{4, 3, 1}));
+  Items one;
+  one.push_back(&items[0]);
+  one.replace(&items[0], &items[2]);  // the only one
+  EXPECT_EQ(one.front(), &items[2]);
+  EXPECT_EQ(one.back(), &items[2]);
+  EXPECT_EQ(values_backwards(one), (std::vector<int>{2}));
+}
+
+TEST_F(DListOfFive, HeadOnlyReplaceKeepsTheNodesPlace) {
+  HeadOnlyItems list;
+  for (int i = 0; i < 3; ++i) list.push_front(&items[i]);  // 2 1 0
+  list.replace(&items[2], &items[4]);  // head
+  list.replace(&items[0], &items[3]);  // last
+  EXPECT_EQ(values(list), (std::vector<int>{4, 1, 3}));
+  EXPECT_EQ(HeadOnlyItems::prev(&items[1]), &items[4]);
+  EXPECT_EQ(HeadOnlyItems::prev(&items[3]), &items[1]);
+  EXPECT_EQ(HeadOnlyItems::prev(&items[4]), nullptr);
+}
+
 TEST_F(DListOfFive, ANodeCanBeInOneListPerLink) {
   Items first;
   OtherItems second;

@@ -165,6 +165,73 @@ TEST(StrataLarge, ReallocGrowsInPlaceIntoAFreeNeighbour) {
   }).join();
 }
 
+// Splitting and coalescing keep a chunk in its bin's list in place when its
+// size stays in the bin (LargeArena::rebin): after every kind of large
+// operation, in random order, each region still tiles into chunks whose tags
+// agree, no two free chunks are neighbours, every free chunk is in its size's
+// bin and the bitmaps and byte counts agree (large_verify).
+void random_large_operations(std::uint32_t seed, int operations, std::vector<void*>& live) {
+  std::mt19937 rng(seed);
+  auto size = [&rng] {  // mostly xfree's 8-16 KiB, some up to 1 MiB
+    return rng() % 4 ? 8193 + rng() % 8192 : 8193 + rng() % (1024 * 1024);
+  };
+  for (int i = 0; i < operations; ++i) {
+    unsigned what = rng() % 10;
+    if (what < 4 || live.empty()) {
+      live.push_back(what == 0 ? strata_calloc(1, size()) : strata_malloc(size()));
+      ASSERT_NE(live.back(), nullptr);
+    } else if (what < 5) {
+      void* p = nullptr;
+      ASSERT_EQ(strata_posix_memalign(&p, std::size_t{4096} << (rng() % 3), size()), 0);
+      live.push_back(p);
+    } else if (what < 7) {
+      std::size_t at = rng() % live.size();
+      void* grown = strata_realloc(live[at], size());
+      ASSERT_NE(grown, nullptr);
+      live[at] = grown;
+    } else {
+      std::size_t at = rng() % live.size();
+      strata_free(live[at]);
+      live[at] = live.back();
+      live.pop_back();
+    }
+    if (i % 256 == 0) {
+      ASSERT_STREQ(strata::malloc_detail::large_verify(), nullptr) << "after operation " << i;
+    }
+  }
+}
+
+TEST(StrataLarge, SplitAndCoalesceKeepTheBinsConsistent) {
+  std::thread([] {
+    std::vector<void*> live;
+    random_large_operations(7, 3000, live);
+    EXPECT_STREQ(strata::malloc_detail::large_verify(), nullptr);
+    for (void* p : live) strata_free(p);
+    EXPECT_STREQ(strata::malloc_detail::large_verify(), nullptr);
+  }).join();
+}
+
+// The same with the objects freed as by a thread of another arena: onto the
+// arena's deferred list, released by the next lock holder.
+TEST(StrataLarge, DeferredFreesKeepTheBinsConsistent) {
+  using strata::malloc_detail::large_arena;
+  using strata::malloc_detail::large_arena_of;
+  std::thread([] {
+    std::vector<void*> live;
+    random_large_operations(8, 2000, live);
+    std::mt19937 rng(9);
+    std::shuffle(live.begin(), live.end(), rng);
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      auto& home = large_arena_of(live[i]);
+      strata::malloc_detail::large_free(live[i], &home == &large_arena(0) ? large_arena(1) : large_arena(0));
+      if (i % 64 == 0) {
+        ASSERT_STREQ(strata::malloc_detail::large_verify(), nullptr) << "after free " << i;
+      }
+    }
+    EXPECT_STREQ(strata::malloc_detail::large_verify(), nullptr);
+  }).join();
+}
+
 TEST(StrataPages, EmptyBlocksAreDiscardedBeyondTheRetainedFew) {
   std::thread([] {
     std::size_t before = strata::malloc_detail::discarded_os_pages();

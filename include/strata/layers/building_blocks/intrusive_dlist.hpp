@@ -1,7 +1,7 @@
 // IntrusiveDList — a doubly linked list whose links live in its nodes: the
 // node type holds a DListLink<T> member; the list holds a pointer to the first
 // node and, with ListEnds::kHeadAndTail (the default), one to the last.
-// push_front, push_back, pop_front and remove (of any node, given the node) are
+// push_front, push_back, pop_front, remove and replace (of any node, given the node) are
 // O(1), walk nothing and never allocate, so code that must not call malloc
 // (libstrata, the layers) can keep its lists in it.
 //
@@ -103,6 +103,19 @@ class IntrusiveDList {
     else head_ = link.next;
     if (link.next != nullptr) (link.next->*Link).prev = link.prev;
     else setTail(link.prev);
+  }
+
+  // Puts node (in no list) where old (in this list) is, at the same place in
+  // the order: cheaper than a remove and an insert where the order or the
+  // list's neighbours (a size bin's bitmap) would not change. old's links are
+  // left as they were.
+  constexpr void replace(T* old, T* node) noexcept {
+    const DListLink<T> link = old->*Link;  // a copy: node may overlap old's memory
+    node->*Link = link;
+    if (link.prev != nullptr) (link.prev->*Link).next = node;
+    else head_ = node;
+    if (link.next != nullptr) (link.next->*Link).prev = node;
+    else setTail(node);
   }
 
   // Forgets every node (their links are left as they are).
