@@ -335,6 +335,23 @@ TEST(StrataHardened, QuarantineDelaysReuseOfAFreeByAThreadWithoutAHeap) {
   expect_not_reused(p, 96, 8);
 }
 
+TEST(StrataHardened, ThreadsWithoutAHeapShareTheirQuarantineSafely) {
+  // Each object leaves the shared quarantine once: the owner never gets one
+  // slot twice while both are live.
+  constexpr std::size_t kThreads = 4, kEach = 2 * cfg::kQuarantineSlots;
+  std::vector<std::vector<void*>> batches(kThreads);
+  for (auto& batch : batches)
+    for (std::size_t i = 0; i < kEach; ++i) batch.push_back(strata_malloc(64));
+  std::vector<std::thread> freers;
+  for (auto& batch : batches) freers.emplace_back([&batch] {
+    for (void* o : batch) strata_free(o);
+  });
+  for (auto& t : freers) t.join();
+  std::set<void*> live;
+  for (std::size_t i = 0; i < kThreads * kEach; ++i) ASSERT_TRUE(live.insert(strata_malloc(64)).second);
+  for (void* o : live) strata_free(o);
+}
+
 TEST_F(StrataHardenedDeathTest, WriteAfterAFreeByAThreadWithoutAHeapSeenAtProcessExit) {
   auto* p = static_cast<char*>(strata_malloc(48));
   EXPECT_EXIT(
