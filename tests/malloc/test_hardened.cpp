@@ -363,6 +363,7 @@ TEST_F(StrataHardenedDeathTest, WriteAfterAFreeByAThreadWithoutAHeapSeenAtProces
         std::exit(0);
       },
       testing::KilledBySignal(SIGABRT), line("write after free of", p));
+  strata_free(p);  // the first free was the child's
 }
 
 TEST_F(StrataHardenedDeathTest, WriteAfterAFreeByAThreadWithoutAHeapSeenOnReuse) {
@@ -381,6 +382,8 @@ TEST_F(StrataHardenedDeathTest, WriteAfterAFreeByAThreadWithoutAHeapSeenOnReuse)
         for (int i = 0; i < 100000; ++i) (void)strata_malloc(64);
       },
       line("write after free of", p));
+  for (void* o : objects) strata_free(o);  // the frees and the write were the child's
+  for (void* o : others) strata_free(o);
 }
 
 TEST(StrataHardened, SlotsAreNotReusedInFreeOrder) {
