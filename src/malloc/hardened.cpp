@@ -227,8 +227,10 @@ constinit std::atomic<void*> g_shared_quarantine[kSharedRing] = {};
 // acq_rel: the releasing thread sees the slot as the freeing thread left it.
 [[maybe_unused]] void quarantine_shared(void* object) noexcept {
   std::size_t entry = g_shared_next.fetch_add(1, std::memory_order_relaxed) % kSharedRing;
-  if (void* oldest = g_shared_quarantine[entry].exchange(object, std::memory_order_acq_rel))
-    release_small(&g_no_heap, oldest, false);  // its owner's remote list
+  void* oldest = g_shared_quarantine[entry].exchange(object, std::memory_order_acq_rel);
+  if (!oldest) return;
+  auto* seg = reinterpret_cast<SmallSegment*>(segment_of(oldest));  // the caller has no heap: always remote
+  push_remote_free(seg, seg->page_of(oldest), static_cast<FreeBlock*>(oldest));
 }
 
 [[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
