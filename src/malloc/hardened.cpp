@@ -4,6 +4,7 @@
 // choice is the quarantine's release order (drain_quarantine).
 #include "hardened.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -214,17 +215,46 @@ bool file_in_quarantine(PerThreadHeap* heap, void* object) noexcept {
   return next % kDrainBatch == 0;
 }
 
+// The quarantine of threads without a heap: a thread that only frees (a
+// consumer, as bench/malloc prodcons's) or whose exit gave its heap up, and
+// the objects an exiting thread's quarantine still held. Shared, and without
+// a lock (fork-safe): each free takes the next entry and releases the object
+// it held, so an object waits for kSharedRing later such frees, in order.
+constexpr std::size_t kSharedRing = cfg::kQuarantineSlots > 0 ? cfg::kQuarantineSlots : 1;
+constinit std::atomic<std::size_t> g_shared_next{0};
+constinit std::atomic<void*> g_shared_quarantine[kSharedRing] = {};
+
+// acq_rel: the releasing thread sees the slot as the freeing thread left it.
+[[maybe_unused]] void quarantine_shared(void* object) noexcept {
+  std::size_t entry = g_shared_next.fetch_add(1, std::memory_order_relaxed) % kSharedRing;
+  void* oldest = g_shared_quarantine[entry].exchange(object, std::memory_order_acq_rel);
+  if (!oldest) return;
+  auto* seg = reinterpret_cast<SmallSegment*>(segment_of(oldest));  // the caller has no heap: always remote
+  push_remote_free(seg, seg->page_of(oldest), static_cast<FreeBlock*>(oldest));
+}
+
 [[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
-  if (heap == &g_no_heap) return release_small(heap, object, false);  // a thread without a heap (exiting)
+  if (heap == &g_no_heap) return quarantine_shared(object);
   if (file_in_quarantine(heap, object)) drain_quarantine(heap, heap->quarantine_next);
 }
 
 // Objects still quarantined when their thread or the process ends were never
 // reused, so nothing else looks at them: a write after free there is seen here.
-[[maybe_unused]] void verify_quarantine(PerThreadHeap* heap) noexcept {
+[[maybe_unused]] void verify_quarantined(void* slot) noexcept {
   if constexpr (!cfg::kZeroOnFree) return;
-  for (void* slot : heap->quarantine)
-    if (slot && !quarantined_slot_is_intact(slot)) report_misuse("write after free of", slot);
+  if (slot && !quarantined_slot_is_intact(slot)) report_misuse("write after free of", slot);
+}
+[[maybe_unused]] void verify_quarantine(PerThreadHeap* heap) noexcept {
+  for (void* slot : heap->quarantine) verify_quarantined(slot);
+}
+// At the process's end, while other threads may still free into it: every
+// object taken out first (no other thread releases it then), then put back.
+[[maybe_unused]] void verify_shared_quarantine() noexcept {
+  void* taken[kSharedRing];
+  for (std::size_t i = 0; i < kSharedRing; ++i) taken[i] = g_shared_quarantine[i].exchange(nullptr, std::memory_order_acq_rel);
+  for (void* slot : taken) verify_quarantined(slot);
+  for (void* slot : taken)
+    if (slot) quarantine_shared(slot);
 }
 
 // small_live_object's verdict, for the owner's common case in the checks its
@@ -400,19 +430,23 @@ bool hardened_resize(void* p, std::size_t have, std::size_t size) noexcept {
   return true;
 }
 
+// The thread's end: its quarantined objects wait on in the shared quarantine
+// (released at once, the last ones freed would be reusable at once).
 void quarantine_flush(PerThreadHeap* heap) noexcept {
+  if constexpr (cfg::kQuarantineSlots == 0) return;  // never called: the default build has no quarantine
   verify_quarantine(heap);
   for (void*& slot : heap->quarantine) {
-    if (slot) release_small(heap, slot, cfg::kRandomSlots && heap->random_bit());
+    if (slot) quarantine_shared(slot);
     slot = nullptr;
   }
 }
 
 // The process's end: the exiting thread's quarantine (other threads may still
-// run, and own theirs).
+// run, and own theirs) and the shared one.
 __attribute__((destructor)) static void verify_quarantine_at_exit() noexcept {
   if constexpr (cfg::kQuarantineSlots > 0) {
     if (tl_heap != &g_no_heap) verify_quarantine(tl_heap);
+    verify_shared_quarantine();
   }
 }
 

@@ -300,6 +300,92 @@ TEST(StrataHardened, QuarantineDelaysReuse) {
   for (void* q : later) strata_free(q);
 }
 
+// Frees `objects` from a new thread that never allocates: it has no heap of
+// its own (a consumer thread that only frees, as bench/malloc prodcons's).
+void free_from_a_thread_without_a_heap(const std::vector<void*>& objects) {
+  std::thread([&] {
+    for (void* o : objects) strata_free(o);
+  }).join();
+}
+
+// The owner's next allocations of `size` never return `p`: `rounds` times
+// more than its quarantine holds, far past a block's worth, so the owner has
+// collected every remote free of the block long before.
+void expect_not_reused(void* p, std::size_t size, std::size_t rounds) {
+  std::vector<void*> later;
+  for (std::size_t i = 0; i < rounds * cfg::kQuarantineSlots; ++i) {
+    later.push_back(strata_malloc(size));
+    ASSERT_NE(later.back(), p) << "reused after " << i << " allocations";
+  }
+  for (void* q : later) strata_free(q);
+}
+
+TEST(StrataHardened, QuarantineDelaysReuseOfARemoteFree) {
+  void* p = strata_malloc(96);
+  std::thread([p] {
+    (void)strata_malloc(16);  // this thread has a heap, and its own quarantine
+    strata_free(p);
+  }).join();
+  expect_not_reused(p, 96, 1);  // the exit released the thread's quarantine into the shared one
+}
+
+TEST(StrataHardened, QuarantineDelaysReuseOfAFreeByAThreadWithoutAHeap) {
+  void* p = strata_malloc(96);
+  free_from_a_thread_without_a_heap({p});
+  expect_not_reused(p, 96, 8);
+}
+
+TEST(StrataHardened, ThreadsWithoutAHeapShareTheirQuarantineSafely) {
+  // Each object leaves the shared quarantine once: the owner never gets one
+  // slot twice while both are live.
+  constexpr std::size_t kThreads = 4, kEach = 2 * cfg::kQuarantineSlots;
+  std::vector<std::vector<void*>> batches(kThreads);
+  for (auto& batch : batches)
+    for (std::size_t i = 0; i < kEach; ++i) batch.push_back(strata_malloc(64));
+  std::vector<std::thread> freers;
+  for (auto& batch : batches) freers.emplace_back([&batch] {
+    for (void* o : batch) strata_free(o);
+  });
+  for (auto& t : freers) t.join();
+  std::set<void*> live;
+  for (std::size_t i = 0; i < kThreads * kEach; ++i) ASSERT_TRUE(live.insert(strata_malloc(64)).second);
+  for (void* o : live) strata_free(o);
+}
+
+TEST_F(StrataHardenedDeathTest, WriteAfterAFreeByAThreadWithoutAHeapSeenAtProcessExit) {
+  auto* p = static_cast<char*>(strata_malloc(48));
+  EXPECT_EXIT(
+      {
+        std::thread([p] {
+          strata_free(p);
+          p[20] = 1;
+        }).join();
+        std::exit(0);
+      },
+      testing::KilledBySignal(SIGABRT), line("write after free of", p));
+  strata_free(p);  // the first free was the child's
+}
+
+TEST_F(StrataHardenedDeathTest, WriteAfterAFreeByAThreadWithoutAHeapSeenOnReuse) {
+  std::vector<void*> objects = block_with_freed_first(64);
+  auto* p = static_cast<char*>(objects[0]);
+  std::vector<void*> others;  // freed after p, by threads without a heap: they push p out of the quarantine
+  for (std::size_t i = 0; i < 2 * cfg::kQuarantineSlots; ++i) others.push_back(strata_malloc(64));
+  EXPECT_DEATH(
+      {
+        std::thread([p] {
+          strata_free(p);
+          p[40] = 1;  // the object is zero now; this write is the bug
+        }).join();
+        free_from_a_thread_without_a_heap(others);
+        free_every_other(objects);
+        for (int i = 0; i < 100000; ++i) (void)strata_malloc(64);
+      },
+      line("write after free of", p));
+  for (void* o : objects) strata_free(o);  // the frees and the write were the child's
+  for (void* o : others) strata_free(o);
+}
+
 TEST(StrataHardened, SlotsAreNotReusedInFreeOrder) {
   // Without the random choice, objects leaving the quarantine in order
   // a[0], a[1], ... come back from the free list as ..., a[1], a[0].
