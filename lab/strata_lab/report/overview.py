@@ -45,9 +45,14 @@ def _budget(r: Results, s: Section) -> None:
     if not adaptive:
         return
     s.p(f"Adaptive rounds: after {adaptive.get('base_rounds')} rounds of every cell, "
-        f"{adaptive.get('extra_runs', 0)} runs in {adaptive.get('extra_rounds', 0)} extra rounds went to the cells of "
+        f"{adaptive.get('extra_runs', 0)} runs in {adaptive.get('extra_rounds', 0)} extra rounds"
+        f"{_partial(adaptive.get('partial_rounds', 0))} went to the cells of "
         f"undecided claims, using {adaptive.get('used_s', 0):.0f} s of a {adaptive.get('budget_s', 0):.0f} s budget "
         f"({adaptive.get('stopped', '')}).")
+
+
+def _partial(rounds: int) -> str:
+    return f" ({rounds} of them partial: only the undecided claims whose cells fit the budget)" if rounds else ""
 
 
 def fastest_and_leanest(r: Results) -> Section:
