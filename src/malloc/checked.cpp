@@ -36,8 +36,10 @@ void report_invalid(Use use, const void* p) noexcept {
 }
 
 void check_pointer(void* p) noexcept {
-  if (reinterpret_cast<std::uintptr_t>(p) % sizeof(void*) != 0 || !area_contains(reinterpret_cast<void*>(segment_base(p))))
+  if (reinterpret_cast<std::uintptr_t>(p) % sizeof(void*) != 0 || !area_contains(reinterpret_cast<void*>(segment_base(p)))) {
+    if (huge_freed_and_cached(p)) report_freed(Use::kFree, p);
     report_misuse("free(): pointer was not allocated by strata:", p);
+  }
   SegmentHeader* seg = segment_of(p);
   switch (seg->kind) {
     case SegmentKind::kSmall: {

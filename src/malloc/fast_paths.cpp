@@ -66,6 +66,7 @@ void check_outside_gate(const void* p, Use use) noexcept {
   // A freed huge object's header in a region stays mapped: read, it tells a
   // double free from an invalid pointer (huge_check_live reports either).
   if (in_reservation(segment)) huge_check_live(p, use);
+  if (huge_freed_and_cached(p)) report_freed(use, p);
   report_invalid(use, p);
 }
 

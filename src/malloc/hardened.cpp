@@ -355,7 +355,10 @@ std::uintptr_t& known_segment(std::uintptr_t base) noexcept {
 __attribute__((noinline)) void free_in_unknown_segment(void* p) noexcept {
   std::uintptr_t base = segment_base(p);
   if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) report_invalid(Use::kFree, p);
-  if (!area_contains(reinterpret_cast<void*>(base))) report_invalid(Use::kFree, p);
+  if (!area_contains(reinterpret_cast<void*>(base))) {
+    if (huge_freed_and_cached(p)) report_freed(Use::kFree, p);
+    report_invalid(Use::kFree, p);
+  }
   SegmentHeader* seg = segment_of(p);
   if (seg->kind != SegmentKind::kSmall) return deallocate_other(seg, p);
   known_segment(base) = base;

@@ -409,6 +409,30 @@ void cache_or_unmap_own(void* base, std::size_t bytes) noexcept {
   for (std::size_t i = 0; i < n_evicted; ++i) unmap(evicted[i].base, evicted[i].bytes);
 }
 
+// The object starts kHugeHeader rounded up to its alignment (a power of two)
+// from its header, or a segment from it (giant alignment).
+bool at_object_start(const HugeHeader* header, const void* p) noexcept {
+  auto offset = static_cast<std::size_t>(static_cast<const char*>(p) - reinterpret_cast<const char*>(header));
+  if constexpr (cfg::kGuardPages) return offset == header->object_offset;  // right-aligned: the header says where
+  return offset >= kHugeHeader && offset <= kSegment && (offset & (offset - 1)) == 0;
+}
+
+}  // namespace
+
+bool huge_freed_and_cached(const void* p) noexcept {
+  const HugeHeader* header = header_of(p);
+  bool cached = false;
+  pthread_mutex_lock(&g_lock);  // the entry cannot be handed out or unmapped meanwhile
+  for (std::size_t i = 0; i < g_own_count && !cached; ++i) cached = g_own_cache[i].base == header;
+  // huge_free left kind 0; the object's offset in its mapping is still written there.
+  cached = cached && header->segment.kind == SegmentKind{0} && header->segment.map_base == header &&
+           at_object_start(header, p);
+  pthread_mutex_unlock(&g_lock);
+  return cached;
+}
+
+namespace {
+
 // Unmaps every cached mapping of its own; false if there was none.
 bool flush_own_cache() noexcept {
   OwnMapping flushed[kOwnCacheEntries];
@@ -509,14 +533,7 @@ void huge_check_live(const void* p, Use use) noexcept {
     if (header->segment.kind == SegmentKind{0} && header->segment.map_base == header) report_freed(use, p);
     report_invalid(use, p);
   }
-  // The object starts kHugeHeader rounded up to its alignment (a power of two)
-  // from its header, or a segment from it (giant alignment).
-  auto offset = static_cast<std::size_t>(static_cast<const char*>(p) - reinterpret_cast<const char*>(header));
-  if constexpr (cfg::kGuardPages) {  // right-aligned: the header says where
-    if (offset != header->object_offset) report_invalid(use, p);
-  } else if (offset < kHugeHeader || offset > kSegment || (offset & (offset - 1)) != 0) {
-    report_invalid(use, p);
-  }
+  if (!at_object_start(header, p)) report_invalid(use, p);
 }
 
 std::size_t huge_usable_size(const void* p) noexcept {

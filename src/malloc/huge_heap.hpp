@@ -26,6 +26,10 @@ std::size_t huge_usable_size(const void* p) noexcept;
 // The checks of every build: p must be the start of a live huge object (its
 // header in the area map, of kind kHuge); reports and aborts if not.
 void huge_check_live(const void* p, Use use) noexcept;
+// For a pointer that no live segment holds: true if it is a huge object whose
+// mapping of its own was freed and is kept in the cache (still mapped), so a
+// second free is a double free, not an invalid pointer.
+bool huge_freed_and_cached(const void* p) noexcept;
 // In place, or false (then huge_move, else the caller copies).
 bool huge_resize(void* p, std::size_t size) noexcept;
 // Objects with a mapping of their own grow by moving the pages (mremap) to a
