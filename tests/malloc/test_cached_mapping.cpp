@@ -10,20 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "address_space.hpp"
 #include "huge_heap.hpp"
 #include "strata/strata.h"
 
 namespace {
-
-std::size_t current_address_space() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long pages = 0;
-  if (f) {
-    if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
-    std::fclose(f);
-  }
-  return pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-}
 
 // Without a region, a freed huge object's mapping of its own stays in the
 // cache: a second free or a realloc of it names the misuse, not "invalid".

@@ -12,20 +12,11 @@
 #include <cstring>
 #include <vector>
 
+#include "address_space.hpp"
 #include "huge_heap.hpp"
 #include "strata/strata.h"
 
 namespace {
-
-std::size_t current_address_space() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long pages = 0;
-  if (f) {
-    if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
-    std::fclose(f);
-  }
-  return pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-}
 
 // Exit code: 0 ok; otherwise the stage that misbehaved.
 int exhaust(std::size_t size, std::vector<void*>& live) {
