@@ -1,6 +1,7 @@
 // Shared by the reap tests: which implementation is under test, and a small
 // RAII holder for C reaps.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "strata/reap.h"
@@ -12,6 +13,10 @@ inline constexpr bool kEmulator = true;
 #else
 inline constexpr bool kEmulator = false;
 #endif
+
+// Freed bytes a real reap lets wait while its stream bumps on (src/reap/reap_heap.hpp's
+// kReapWaitBytes; test_internals pins the value).
+inline constexpr std::size_t kReapWaitBytes = 8 * 1024;
 
 inline bool aligned(const void* p, std::size_t alignment) {
   return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
