@@ -38,4 +38,15 @@ struct ScopedReap {
   operator strata_reap*() const { return reap; }
 };
 
+// Freed objects come first once kReapWaitBytes of them wait. A freed large
+// object of that size, which no small request takes, makes every later
+// free's object come first at once (the window closes at each free), as the
+// tests of the reuse policy expect.
+inline void start_reusing(strata_reap* reap) {
+  void* primer = strata_reap_malloc(reap, kReapWaitBytes);
+  void* guard = strata_reap_malloc(reap, 8);  // so that the primer is not the stream's last object
+  strata_reap_free(reap, primer);
+  strata_reap_free(reap, guard);  // the last object: un-bumped, nothing left live
+}
+
 }  // namespace strata::test

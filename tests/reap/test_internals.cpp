@@ -14,6 +14,7 @@ namespace {
 
 using strata::test::kReapWaitBytes;
 using strata::test::ScopedReap;
+using strata::test::start_reusing;
 using strata::test::stats_of;
 
 std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
@@ -22,16 +23,6 @@ std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p);
 // object's boundary tag), in 16-byte steps.
 std::size_t slot_of(std::size_t size) { return (size + 16) / 16 * 16; }
 
-// Freed objects come first once kReapWaitBytes of them wait. A freed large
-// object of that size, which no small request takes, makes every later
-// free's object come first at once (the window closes at each free), as
-// the tests of the reuse policy below expect.
-void start_reusing(strata_reap* reap) {
-  void* primer = strata_reap_malloc(reap, kReapWaitBytes);
-  void* guard = strata_reap_malloc(reap, 8);  // so that the primer is not the stream's last object
-  strata_reap_free(reap, primer);
-  strata_reap_free(reap, guard);  // the last object: un-bumped, nothing left live
-}
 
 TEST(ReapInternals, BeforeAnyFreeConsecutiveObjectsAreAdjacent) {
   // The locality property: objects of every size, allocated one after the
