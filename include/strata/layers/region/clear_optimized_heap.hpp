@@ -16,9 +16,9 @@
 //
 // The 2002 reaps paper's ClearOptimizedHeap keeps one flag, "no memory freed",
 // and allocates by bumping a pointer while it holds; after a free it allocates
-// from a second heap. Here the flag is the inline window: the first free closes
-// it (kInlineClosedFreed), so every allocation comes here and takes a freed
-// object first; when no freed object is left, the window opens again and the
+// from a second heap. Here the flag is the inline window: the first free (with
+// WaitBytes, the free that makes WaitBytes wait) closes it (kInlineClosedFreed),
+// so every allocation comes here and takes a freed object first; when no freed object is left, the window opens again and the
 // stream bumps. A request no waiting object fits opens the window too, until
 // the next free: objects of sizes the program never asks for again would
 // otherwise send every allocation out of line. clear() forgets the freed
