@@ -58,7 +58,7 @@ typedef struct strata_reap_head {
 } strata_reap_head;
 
 #define STRATA_REAP_SLOW_CHECKED 1u  /* checked mode, ASan or Valgrind: every call is recorded */
-#define STRATA_REAP_SLOW_FREED 2u    /* freed objects wait for reuse: they come first */
+#define STRATA_REAP_SLOW_FREED 2u    /* 8 KiB of freed objects wait for reuse: they come first */
 #define STRATA_REAP_SLOW_EMULATOR 4u /* the region emulator: there is no inline path */
 
 /* A new empty reap, the child of parent (NULL: a root). NULL + ENOMEM on failure. */

@@ -2,7 +2,7 @@
 //
 //   strata::reap request(connection);        // a child of another reap
 //   auto* p = static_cast<Msg*>(request.malloc(sizeof(Msg)));
-//   request.free(p);                         // reused by the next malloc
+//   request.free(p);                         // reused by a later malloc
 //   request.clear();                         // everything, children included
 //
 //   strata::reap_resource arena;             // a std::pmr::memory_resource

@@ -95,6 +95,35 @@ TEST(ClearOptimizedHeap, ARequestNothingWaitingFitsOpensTheWindowUntilTheNextFre
   EXPECT_EQ(owner.malloc(8), small) << "and the waiting objects come first";
 }
 
+// WaitBytes: freed objects wait while the stream bumps on, until that many
+// bytes wait (the window closes and they come first) or a request needs the
+// stream's next run.
+TEST(ClearOptimizedHeap, FreedObjectsWaitUntilWaitBytesDoOrTheRunIsUsedUp) {
+  using Waiting = ClearOptimizedHeap<TaggedStreamHeap<RegionChunkHeap<ChunkSource>>, 256>;
+  Waiting heap;
+  strata::test::RegionOwner<Waiting> owner{heap};
+  void* a = owner.malloc(100);  // a 112-byte slot: 111 bytes freed
+  owner.malloc(8);
+  owner.free(a);
+  EXPECT_EQ(heap.waitingObjects(), 1u);
+  EXPECT_EQ(heap.cursor().flags, 0u) << "111 of 256 bytes wait: the stream bumps on";
+  void* b = owner.malloc(100);
+  EXPECT_NE(b, a);
+  void* c = owner.malloc(150);  // a 160-byte slot: 270 bytes wait once it is freed
+  owner.malloc(8);
+  owner.free(c);
+  EXPECT_NE(heap.cursor().flags & kInlineClosedFreed, 0u) << "WaitBytes wait: the window closes";
+  EXPECT_EQ(owner.malloc(100), a);
+  EXPECT_NE(heap.cursor().flags & kInlineClosedFreed, 0u) << "c still waits";
+  EXPECT_EQ(owner.malloc(150), c);
+  EXPECT_EQ(heap.cursor().flags, 0u) << "nothing waits: bumping again";
+  owner.free(b);  // 111 bytes wait again
+  std::size_t bumped = 0;
+  for (void* p = owner.malloc(100); p != b; p = owner.malloc(100)) ASSERT_LT(++bumped, 1000u);
+  EXPECT_GT(bumped, 10u) << "bumped on through the run before b came back";
+  EXPECT_EQ(heap.waitingObjects(), 0u);
+}
+
 TEST(ClearOptimizedHeap, AnExactFitOrTheSmallestSlotAtLeastTwiceTheRequest) {
   Reap heap;
   strata::test::RegionOwner<Reap> owner{heap};
@@ -172,6 +201,15 @@ TEST(ClearOptimizedHeap, PassesTheHeapModel) {
   EXPECT_EQ(heap.liveBytes(), 0u);
   heap.clear();
   strata::test::run_heap_model(owner, {.seed = 7, .operations = 20000, .max_size = 100000});
+}
+
+TEST(ClearOptimizedHeap, PassesTheHeapModelWhileFreedObjectsWait) {
+  using Waiting = ClearOptimizedHeap<TaggedStreamHeap<RegionChunkHeap<ChunkSource>>, 8192>;
+  Waiting heap;
+  strata::test::RegionOwner<Waiting> owner{heap};
+  strata::test::run_heap_model(owner, {.seed = 8, .operations = 40000, .max_size = 9000});
+  EXPECT_EQ(heap.liveObjects(), 0u);
+  EXPECT_EQ(heap.liveBytes(), 0u);
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 
 namespace {
 
+using strata::test::kReapWaitBytes;
 using strata::test::ScopedReap;
+using strata::test::start_reusing;
 using strata::test::stats_of;
 
 std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
@@ -20,6 +22,7 @@ std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p);
 // Slot of a request: the object and at least one spare byte (the next
 // object's boundary tag), in 16-byte steps.
 std::size_t slot_of(std::size_t size) { return (size + 16) / 16 * 16; }
+
 
 TEST(ReapInternals, BeforeAnyFreeConsecutiveObjectsAreAdjacent) {
   // The locality property: objects of every size, allocated one after the
@@ -67,6 +70,7 @@ TEST(ReapInternals, SmallObjectsHaveNoHeader) {
 
 TEST(ReapInternals, FreedObjectsAreReusedFirst) {
   ScopedReap reap;
+  start_reusing(reap);
   void* a = strata_reap_malloc(reap, 40);
   void* b = strata_reap_malloc(reap, 40);
   strata_reap_malloc(reap, 8);  // so that neither is the stream's last object
@@ -82,6 +86,7 @@ TEST(ReapInternals, FreedObjectsAreReusedFirst) {
 
 TEST(ReapInternals, AFreedObjectServesASmallerRequestAndTheRestToo) {
   ScopedReap reap;
+  start_reusing(reap);
   auto* big = static_cast<char*>(strata_reap_malloc(reap, 140));  // a 144-byte slot
   void* guard = strata_reap_malloc(reap, 8);
   strata_reap_free(reap, big);
@@ -115,15 +120,43 @@ TEST(ReapInternals, InlineWindowClosesWhileFreedObjectsWaitAndReopens) {
   void* p = strata_reap_malloc(reap, 30);
   strata_reap_malloc(reap, 8);  // p is not the stream's last object
   strata_reap_free(reap, p);
+  EXPECT_EQ(head->flags, 0u) << "fewer than kReapWaitBytes wait: the stream bumps on";
+  EXPECT_NE(strata_reap_malloc(reap, 30), p);
+  void* waits = strata_reap_malloc(reap, kReapWaitBytes - 64);  // with p: 32 bytes short of the bound
+  strata_reap_malloc(reap, 8);
+  strata_reap_free(reap, waits);
+  EXPECT_EQ(head->flags, 0u) << "still short of kReapWaitBytes";
+  void* more = strata_reap_malloc(reap, 40);
+  strata_reap_malloc(reap, 8);
+  strata_reap_free(reap, more);  // now kReapWaitBytes wait
   EXPECT_EQ(head->flags, unsigned{STRATA_REAP_SLOW_FREED});
   EXPECT_EQ(head->limit, head->bump) << "a closed window must fail the inline test";
   EXPECT_EQ(strata_reap_malloc(reap, 30), p);
+  EXPECT_EQ(strata_reap_malloc(reap, 40), more);
+  EXPECT_EQ(head->flags, unsigned{STRATA_REAP_SLOW_FREED}) << "an object still waits";
+  EXPECT_EQ(strata_reap_malloc(reap, kReapWaitBytes - 64), waits);
   EXPECT_EQ(head->flags, 0u) << "nothing waits any more: bumping again";
   EXPECT_GT(head->limit, head->bump);
 }
 
+TEST(ReapInternals, AFreedObjectWaitsUntilTheRunIsUsedUp) {
+  // Fewer than kReapWaitBytes wait: the stream bumps on, and takes the freed
+  // object before it asks for its next run.
+  ScopedReap reap;
+  void* p = strata_reap_malloc(reap, 30);
+  strata_reap_malloc(reap, 8);
+  strata_reap_free(reap, p);
+  const std::size_t held = stats_of(reap).bytes_held;
+  int bumped = 0;
+  for (void* q = strata_reap_malloc(reap, 30); q != p; q = strata_reap_malloc(reap, 30)) ASSERT_LT(++bumped, 100000);
+  EXPECT_GT(bumped, 100) << "the stream bumped on through its run";
+  EXPECT_EQ(stats_of(reap).bytes_held, held) << "the freed object came back before any more memory";
+  EXPECT_EQ(stats_of(reap).objects_live, static_cast<std::size_t>(bumped) + 2);
+}
+
 TEST(ReapInternals, AFreedSlotLessThanTwiceTheRequestWaitsForItsOwnSize) {
   ScopedReap reap;
+  start_reusing(reap);
   const auto* head = reinterpret_cast<const strata_reap_head*>(reap.reap);
   auto* big = static_cast<char*>(strata_reap_malloc(reap, 64));  // an 80-byte slot
   strata_reap_malloc(reap, 8);
@@ -145,6 +178,7 @@ TEST(ReapInternals, AFreedSlotLessThanTwiceTheRequestWaitsForItsOwnSize) {
 
 TEST(ReapInternals, TheRestOfACutSlotIsTheInlineWindow) {
   ScopedReap reap;
+  start_reusing(reap);
   const auto* head = reinterpret_cast<const strata_reap_head*>(reap.reap);
   auto* big = static_cast<char*>(strata_reap_malloc(reap, 1000));  // a 1008-byte slot
   if (head->flags & STRATA_REAP_SLOW_CHECKED) GTEST_SKIP() << "checked mode (Valgrind or STRATA_REAP_CHECK)";
@@ -192,6 +226,7 @@ TEST(ReapInternals, UnbumpingBackThroughAnEndedLoanKeepsTheStatistics) {
   // through the loan's objects, which must have been counted already (or the
   // next object there was counted twice).
   ScopedReap reap;
+  start_reusing(reap);  // a's free closes the window, so that c cuts a
   void* a = strata_reap_malloc(reap, 24);       // a 32-byte slot
   void* b = strata_reap_malloc(reap, 32);       // 48
   strata_reap_free(reap, a);

@@ -1,16 +1,24 @@
 // ClearOptimizedHeap — reuse freed objects; pure bumping until something is freed.
 //
-// Template parameter:
-//   Super  a TaggedStream (concepts.hpp): a TaggedStreamHeap chain
-//          (tag_of / large_header_of find an object's size; closeInline /
-//          openInline switch its inline window; catchUp / noteShrunk keep its
-//          statistics).
+// Template parameters:
+//   Super      a TaggedStream (concepts.hpp): a TaggedStreamHeap chain
+//              (tag_of / large_header_of find an object's size; closeInline /
+//              openInline switch its inline window; catchUp / noteShrunk keep
+//              its statistics).
+//   WaitBytes  freed bytes that may wait while the stream bumps on (0: none,
+//              the paper's policy). A free closes the window only once this
+//              many bytes wait; before that the stream keeps bumping inline,
+//              and waiting objects are reused when a request would need the
+//              stream's next run. A program that frees and allocates one
+//              object at a time otherwise closes and opens the window at every
+//              free, and takes every allocation out of line. The price: up to
+//              WaitBytes more memory touched.
 //
 // The 2002 reaps paper's ClearOptimizedHeap keeps one flag, "no memory freed",
 // and allocates by bumping a pointer while it holds; after a free it allocates
-// from a second heap. Here the flag is the inline window: the first free closes
-// it (kInlineClosedFreed), so every allocation comes here and takes a freed
-// object first; when no freed object is left, the window opens again and the
+// from a second heap. Here the flag is the inline window: the first free (with
+// WaitBytes, the free that makes WaitBytes wait) closes it (kInlineClosedFreed),
+// so every allocation comes here and takes a freed object first; when no freed object is left, the window opens again and the
 // stream bumps. A request no waiting object fits opens the window too, until
 // the next free: objects of sizes the program never asks for again would
 // otherwise send every allocation out of line. clear() forgets the freed
@@ -45,7 +53,7 @@
 
 namespace strata::layers {
 
-template <TaggedStream Super>
+template <TaggedStream Super, std::size_t WaitBytes = 0>
 class ClearOptimizedHeap : public Super {
   static constexpr std::size_t kSmallLists = 256;  // index: slot granules (1..255)
   static constexpr std::size_t kLargeLists = 64;   // index: floor(log2(slot bytes))
@@ -55,12 +63,11 @@ class ClearOptimizedHeap : public Super {
   void* malloc(std::size_t size) noexcept {
     if (Super::lent()) return afterLoan<kInstrumented>(size);
     if (waiting_ != 0) {
-      // An exact fit first: the common case of a program that frees and
-      // allocates the same sizes, in a handful of instructions and no frame.
-      const std::size_t slot = tagged_slot_of(size);
-      const std::size_t granules = slot / kTagGranule;
-      if (slot - 1 < kMaxTaggedSlot && small_[granules] != nullptr) return takeExact<kInstrumented>(granules);
-      return reuseOrBump<kInstrumented>(size);
+      // Fewer than WaitBytes wait (the window is open): the stream bumps on.
+      if constexpr (WaitBytes != 0)
+        if ((Super::cursor().flags & kInlineClosedFreed) == 0) [[unlikely]]
+          return bumpWhileWaiting<kInstrumented>(size);
+      return reuse<kInstrumented>(size);
     }
     return Super::template malloc<kInstrumented>(size);
   }
@@ -138,6 +145,27 @@ class ClearOptimizedHeap : public Super {
     return object;
   }
 
+  // A waiting object first. An exact fit: the common case of a program that
+  // frees and allocates the same sizes, in a handful of instructions and no
+  // frame.
+  template <bool kInstrumented>
+  void* reuse(std::size_t size) noexcept {
+    const std::size_t slot = tagged_slot_of(size);
+    const std::size_t granules = slot / kTagGranule;
+    if (slot - 1 < kMaxTaggedSlot && small_[granules] != nullptr) return takeExact<kInstrumented>(granules);
+    return reuseOrBump<kInstrumented>(size);
+  }
+
+  // Objects wait, fewer than WaitBytes: the stream bumps on while its run
+  // holds the request; after that the waiting objects come first, before the
+  // stream asks for more memory. Out of line: an open window makes the
+  // unchecked reap come here only at the end of a run or for a large object.
+  template <bool kInstrumented>
+  [[gnu::noinline]] void* bumpWhileWaiting(std::size_t size) noexcept {
+    if (Super::fitsRun(size)) return Super::template malloc<kInstrumented>(size);
+    return reuse<kInstrumented>(size);
+  }
+
   // Freed objects wait but none of exactly this size: a bigger one split, or
   // the stream. Out of line, so that the exact fit above needs no stack frame.
   template <bool kInstrumented>
@@ -176,7 +204,7 @@ class ClearOptimizedHeap : public Super {
       addWaitingSmall<kInstrumented>(static_cast<FreeObject*>(rest), bytes / kTagGranule);
       ++waiting_;
     }
-    if (waiting_ != 0) Super::closeInline(kInlineClosedFreed);
+    if (waiting_ != 0 && freed_bytes_ >= WaitBytes) Super::closeInline(kInlineClosedFreed);
   }
 
   // Out of line, so that the small-object free above needs no stack frame.
@@ -202,7 +230,7 @@ class ClearOptimizedHeap : public Super {
   void noteWaiting() noexcept {
     // Freed memory goes first now (after a loan: returnLoan closes the window).
     ++waiting_;
-    if (!Super::lent()) Super::closeInline(kInlineClosedFreed);
+    if (!Super::lent() && freed_bytes_ >= WaitBytes) Super::closeInline(kInlineClosedFreed);
   }
 
   // The first waiting slot of exactly `granules` (its list is not empty).
