@@ -215,6 +215,7 @@ void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
   std::uint32_t capacity = page->capacity();
   page->set_trigger(capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1));
   q.full.push_back(page);  // oldest first: the refill scan meets the likeliest freed first
+  page_shared(page).full_cls.store(static_cast<std::uint8_t>(cls), std::memory_order_relaxed);
   page_shared(page).full_capacity.store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
   page_shared(page).full_epoch.store(refills.load(std::memory_order_relaxed), std::memory_order_relaxed);
   // Publish "full" before looking at the remote list one last time; a freeing
@@ -393,7 +394,7 @@ void PerThreadHeap::park_empty(Page* page) noexcept {
   page->note_touched();
   page->state = PageState::kEmptyRetained;
   page->flags = 0;
-  page->slot_magic = 0;  // a free into the block now is a misuse: the slow path says which
+  page->set_slot_magic(0);  // a free into the block now is a misuse: the slow path says which
   empty_pages.push_front(page);
 }
 
@@ -501,7 +502,6 @@ void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
 
 void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept {
   PerThreadHeap* owner = segment->header.owner;
-  std::size_t cls = page->cls;
   std::uintptr_t pushed = push_remote(page, b, b, 1);
   // After the push (see PerThreadHeap::move_to_full): tell the owner if the block is on
   // its full list. The descriptor stays mapped even if the owner has meanwhile
@@ -515,6 +515,7 @@ void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept 
     // Read first: a store when the flag is up already would take the line
     // from the owner at every free. (Ordered after the push, so an owner that
     // clears the flag after this read scans after the push too.)
+    std::size_t cls = page_shared(page).full_cls.load(std::memory_order_relaxed);
     if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
       owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
   }

@@ -207,8 +207,11 @@ struct alignas(64) Page {
   }
   void set_block_size(std::uint32_t size) noexcept {
     block_size = static_cast<std::uint16_t>(size);
-    slot_magic = static_cast<std::uint32_t>(0xFFFFFFFFu / size + 1);
+    set_slot_magic(static_cast<std::uint32_t>(0xFFFFFFFFu / size + 1));
   }
+  // slot_magic, and its copy for freeing threads (PageShared::remote_magic).
+  // Atomic stores: other threads read both.
+  void set_slot_magic(std::uint32_t magic) noexcept;
 
   // The block's memory, from the descriptor's place in the segment header.
   char* start() const noexcept {
@@ -250,15 +253,6 @@ struct alignas(64) Page {
 };
 static_assert(sizeof(Page) == 64);
 
-// The two checks free makes on what it reads anyway: p starts a slot and is
-// not tagged freed. On a relaxed read of slot_magic, for threads other than
-// the owner (which clears it for a block of aligned objects): the remote free
-// and the usable-size paths. The owner's free (fast_paths.hpp) tests the same
-// with slot_magic as a memory operand.
-inline bool passes_free_checks(const Page* page, const void* p) noexcept {
-  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
-  return Page::is_slot_start(p, magic) && static_cast<const FreeBlock*>(p)->tag != freed_tag(page);
-}
 static_assert(cfg::kPageSize / cfg::kOsPageSize <= 255, "touched_pages fits a byte");
 static_assert(cfg::kSmallMax <= 65535, "block_size fits 16 bits");
 static_assert(cfg::kPageSize / cfg::kMinAlign <= 65535, "a block's object count fits 16 bits (trigger, remote count)");
@@ -275,7 +269,12 @@ struct SmallSegment {
   // the header page, which has room for it).
   struct alignas(sizeof(Page)) PageShared {
     std::atomic<std::uintptr_t> remote{0};  // Page::remote
+    // The descriptor's slot_magic, copied (Page::set_slot_magic): the remote
+    // free reads it here, beside the remote word, and never the descriptor's
+    // line, which the owner's malloc writes at every call.
+    std::atomic<std::uint32_t> remote_magic{0};
     std::atomic<bool> in_full{false};
+    std::atomic<std::uint8_t> full_cls{0};  // the block's class, written when it goes full (as full_capacity)
     // The block's capacity, written when it goes full: what a freeing thread
     // compares the remote count with (no division on the remote free).
     std::atomic<std::uint16_t> full_capacity{0};
@@ -309,6 +308,20 @@ inline SmallSegment::PageShared& page_shared(const Page* page) noexcept {
 }
 inline std::atomic<bool>& Page::in_full() const noexcept { return page_shared(this).in_full; }
 inline std::atomic<std::uintptr_t>& Page::remote() const noexcept { return page_shared(this).remote; }
+inline void Page::set_slot_magic(std::uint32_t magic) noexcept {
+  __atomic_store_n(&slot_magic, magic, __ATOMIC_RELAXED);
+  page_shared(this).remote_magic.store(magic, std::memory_order_relaxed);
+}
+
+// The two checks free makes on what it reads anyway: p starts a slot and is
+// not tagged freed. On a relaxed read of slot_magic's copy, for threads other
+// than the owner (which clears it for a block of aligned objects): the remote
+// free and the usable-size paths. The owner's free (fast_paths.hpp) tests the
+// same with slot_magic as a memory operand.
+inline bool passes_free_checks(const Page* page, const void* p) noexcept {
+  std::uint32_t magic = page_shared(page).remote_magic.load(std::memory_order_relaxed);
+  return Page::is_slot_start(p, magic) && static_cast<const FreeBlock*>(p)->tag != freed_tag(page);
+}
 
 // A heap's segments, or the pool of unused ones.
 using SegmentList = layers::IntrusiveDList<SmallSegment, &SmallSegment::link>;
