@@ -69,6 +69,8 @@ std::uintptr_t push_remote(Page* page, FreeBlock* first, FreeBlock* last, std::u
   std::uintptr_t head = remote.load(std::memory_order_relaxed);
   std::uintptr_t pushed;
   do {
+    // Every object of a reclaimed block was free already: this one is freed twice.
+    if (__builtin_expect(head == kReclaimedBlock, 0)) report_freed(Use::kFree, first);
     last->set_next(remote_head(head));
     pushed = reinterpret_cast<std::uintptr_t>(first) | ((head & ~(kRemoteOne - 1)) + n * kRemoteOne);
   } while (!remote.compare_exchange_weak(head, pushed, std::memory_order_seq_cst, std::memory_order_relaxed));
