@@ -316,6 +316,7 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
     page->touched_pages = 0;
   }
   page->set_block_size(kClassSize[cls]);
+  page->share_slot_magic();
   page->cls = static_cast<std::uint8_t>(cls);
   page->start_fresh();
   page->until_trigger = 0;

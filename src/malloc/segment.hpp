@@ -205,13 +205,17 @@ struct alignas(64) Page {
     auto offset = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1));
     return offset * magic < magic;
   }
+  // The descriptor's own fields only: a block of a segment then shares the
+  // magic (share_slot_magic).
   void set_block_size(std::uint32_t size) noexcept {
     block_size = static_cast<std::uint16_t>(size);
-    set_slot_magic(static_cast<std::uint32_t>(0xFFFFFFFFu / size + 1));
+    slot_magic = static_cast<std::uint32_t>(0xFFFFFFFFu / size + 1);
   }
   // slot_magic, and its copy for freeing threads (PageShared::remote_magic).
   // Atomic stores: other threads read both.
   void set_slot_magic(std::uint32_t magic) noexcept;
+  // Copy slot_magic to the block's shared entry (a descriptor in a segment only).
+  void share_slot_magic() const noexcept;
 
   // The block's memory, from the descriptor's place in the segment header.
   char* start() const noexcept {
@@ -308,9 +312,12 @@ inline SmallSegment::PageShared& page_shared(const Page* page) noexcept {
 }
 inline std::atomic<bool>& Page::in_full() const noexcept { return page_shared(this).in_full; }
 inline std::atomic<std::uintptr_t>& Page::remote() const noexcept { return page_shared(this).remote; }
+inline void Page::share_slot_magic() const noexcept {
+  page_shared(this).remote_magic.store(slot_magic, std::memory_order_relaxed);
+}
 inline void Page::set_slot_magic(std::uint32_t magic) noexcept {
   __atomic_store_n(&slot_magic, magic, __ATOMIC_RELAXED);
-  page_shared(this).remote_magic.store(magic, std::memory_order_relaxed);
+  share_slot_magic();
 }
 
 // The two checks free makes on what it reads anyway: p starts a slot and is
