@@ -163,7 +163,7 @@ void* allocate_aligned(std::size_t align, std::size_t size) noexcept {
         __atomic_store_n(&page->flags, static_cast<std::uint8_t>(page->flags | kPageInterior), __ATOMIC_RELAXED);
         // Every free of this block now takes the slow path, which finds the
         // object start (atomic: freeing threads read it, free_remote).
-        __atomic_store_n(&page->slot_magic, 0u, __ATOMIC_RELAXED);
+        page->set_slot_magic(0);
       }
       return reinterpret_cast<void*>(aligned);
     }

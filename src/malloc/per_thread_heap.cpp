@@ -56,42 +56,49 @@ std::size_t reserve_abandoned(std::size_t want) noexcept {
   return keep;
 }
 
-// The last block of a non-empty list; *count gets the list's length.
-FreeBlock* list_tail(FreeBlock* list, std::uint32_t* count) noexcept {
-  std::uint32_t n = 1;
-  while (FreeBlock* next = list->next_block()) {
-    list = next;
-    ++n;
-  }
-  *count = n;
+// The last block of a non-empty list.
+FreeBlock* list_tail(FreeBlock* list) noexcept {
+  while (FreeBlock* next = list->next_block()) list = next;
   return list;
 }
 
-// Push the chain first..last onto the block's remote list (any thread).
-void push_remote(Page* page, FreeBlock* first, FreeBlock* last) noexcept {
-  FreeBlock* head = page->remote.load(std::memory_order_relaxed);
+// Push the chain first..last of n objects onto the block's remote list (any
+// thread); returns the word the push left (the list from first on, and its length).
+std::uintptr_t push_remote(Page* page, FreeBlock* first, FreeBlock* last, std::uint32_t n) noexcept {
+  std::atomic<std::uintptr_t>& remote = page->remote();
+  std::uintptr_t head = remote.load(std::memory_order_relaxed);
+  std::uintptr_t pushed;
   do {
-    last->set_next(head);
-  } while (!page->remote.compare_exchange_weak(head, first, std::memory_order_seq_cst, std::memory_order_relaxed));
+    // Every object of a reclaimed block was free already: this one is freed twice.
+    if (__builtin_expect(head == kReclaimedBlock, 0)) report_freed(Use::kFree, first);
+    last->set_next(remote_head(head));
+    pushed = reinterpret_cast<std::uintptr_t>(first) | ((head & ~(kRemoteOne - 1)) + n * kRemoteOne);
+  } while (!remote.compare_exchange_weak(head, pushed, std::memory_order_seq_cst, std::memory_order_relaxed));
+  return pushed;
 }
 
-// Move the frees other threads pushed onto the block's own free list. A block a
-// freeing thread reclaimed (every object free, memory discarded) starts afresh.
+// Move the frees other threads pushed onto the block's own free list, counted
+// by the word (not walked: the objects are in the freeing threads' caches). A
+// block a freeing thread reclaimed (every object free, memory discarded)
+// starts afresh.
 bool collect_remote(Page* page) noexcept {
-  if (page->remote.load(std::memory_order_relaxed) == nullptr) return false;
-  FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
-  if (!list) return false;
-  if (list == kReclaimedBlock) {
+  std::atomic<std::uintptr_t>& remote = page->remote();
+  if (remote.load(std::memory_order_relaxed) == 0) return false;
+  std::uintptr_t word = remote.exchange(0, std::memory_order_acquire);
+  if (word == 0) return false;
+  if (word == kReclaimedBlock) {
     page->start_fresh();
     page->until_trigger = -static_cast<std::int32_t>(page->trigger);  // used() == 0
     page->touched_pages = 0;  // the freeing thread discarded all of it
     return true;
   }
-  std::uint32_t n;
-  FreeBlock* tail = list_tail(list, &n);
-  tail->set_next(page->free);
-  page->free = list;
-  page->until_trigger -= static_cast<std::int32_t>(n);
+  // Behind the block's own frees, if any: those are this thread's, warm.
+  if (FreeBlock* local = page->free) {
+    list_tail(local)->set_next(remote_head(word));
+  } else {
+    page->free = remote_head(word);
+  }
+  page->until_trigger -= static_cast<std::int32_t>(remote_count(word));
   return true;
 }
 
@@ -114,7 +121,9 @@ SmallSegment* segment_of_page(const Page* page) noexcept {
 SmallSegment* map_small_segment() noexcept {
   void* mem = map_segment();
   if (!mem) return nullptr;
-  if (!area_add(mem)) {
+  // A block's remote word keeps its count above the address (kRemoteCountShift).
+  bool addressable = ((reinterpret_cast<std::uintptr_t>(mem) + cfg::kSegmentSize - 1) >> kRemoteCountShift) == 0;
+  if (!addressable || !area_add(mem)) {
     unmap_segment(mem);
     errno = ENOMEM;
     return nullptr;
@@ -208,14 +217,14 @@ void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
   std::uint32_t capacity = page->capacity();
   page->set_trigger(capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1));
   q.full.push_back(page);  // oldest first: the refill scan meets the likeliest freed first
-  // Every object is handed out: count remote frees from here (free_remote).
-  page->remote_left().store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
+  page_shared(page).full_cls.store(static_cast<std::uint8_t>(cls), std::memory_order_relaxed);
+  page_shared(page).full_capacity.store(static_cast<std::uint16_t>(capacity), std::memory_order_relaxed);
   page_shared(page).full_epoch.store(refills.load(std::memory_order_relaxed), std::memory_order_relaxed);
   // Publish "full" before looking at the remote list one last time; a freeing
   // thread pushes before it reads in_full (both seq_cst), so at least one of
   // us sees the other and no remote free is stranded on the full list.
   page->in_full().store(true, std::memory_order_seq_cst);
-  if (page->remote.load(std::memory_order_seq_cst) != nullptr) {
+  if (page->remote().load(std::memory_order_seq_cst) != 0) {
     collect_remote(page);
     if (page->until_trigger <= 0) move_to_front(page);
   }
@@ -307,6 +316,7 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
     page->touched_pages = 0;
   }
   page->set_block_size(kClassSize[cls]);
+  page->share_slot_magic();
   page->cls = static_cast<std::uint8_t>(cls);
   page->start_fresh();
   page->until_trigger = 0;
@@ -387,7 +397,7 @@ void PerThreadHeap::park_empty(Page* page) noexcept {
   page->note_touched();
   page->state = PageState::kEmptyRetained;
   page->flags = 0;
-  page->slot_magic = 0;  // a free into the block now is a misuse: the slow path says which
+  page->set_slot_magic(0);  // a free into the block now is a misuse: the slow path says which
   empty_pages.push_front(page);
 }
 
@@ -459,25 +469,27 @@ bool owner_will_reuse(const PerThreadHeap* owner, const Page* page) noexcept {
   return lag < cfg::kRemoteKeepLag && idle_ms <= cfg::kRemoteKeepMs;
 }
 
-// Every object of `page` may be on its remote list (the count says so): take
-// the list and count it. If it holds them all, nobody else can touch the block
-// until its owner looks again. Unless the owner will soon reuse it warm,
-// discard the memory now and leave kReclaimedBlock for the owner. Otherwise
-// (or when kept) give the list back.
-void try_reclaim(PerThreadHeap* owner, Page* page) noexcept {
-  FreeBlock* list = page->remote.exchange(nullptr, std::memory_order_acquire);
-  if (!list) return;  // the owner collected it meanwhile
-  std::uint32_t n;
-  FreeBlock* tail = list_tail(list, &n);
+// Every object of `page` is on its remote list: the word `full` (count ==
+// capacity) was there after this thread's push. Unless the owner will soon
+// reuse the block warm, take the list: then nobody else can touch the block
+// until its owner looks again, so discard the memory and leave
+// kReclaimedBlock for the owner. If the word changed meanwhile (the owner
+// collected), the block is the owner's business again.
+void try_reclaim(PerThreadHeap* owner, Page* page, std::uintptr_t full) noexcept {
+  if (owner_will_reuse(owner, page)) return;
+  std::atomic<std::uintptr_t>& remote = page->remote();
+  if (!remote.compare_exchange_strong(full, 0, std::memory_order_acquire, std::memory_order_relaxed)) return;
   // With the objects in hand the owner cannot recycle the block, so its
-  // geometry is stable and the count is the proof.
-  if (n == page->capacity() && !owner_will_reuse(owner, page)) {
-    discard(page->start(), cfg::kPageSize);
-    g_reclaimed_blocks.fetch_add(1, std::memory_order_relaxed);
-    page->remote.store(kReclaimedBlock, std::memory_order_release);
+  // geometry is stable: the count is the proof (the capacity read before the
+  // compare-and-swap may have been another class's).
+  if (remote_count(full) != page->capacity()) {
+    FreeBlock* list = remote_head(full);
+    push_remote(page, list, list_tail(list), remote_count(full));
     return;
   }
-  push_remote(page, list, tail);
+  discard(page->start(), cfg::kPageSize);
+  g_reclaimed_blocks.fetch_add(1, std::memory_order_relaxed);
+  remote.store(kReclaimedBlock, std::memory_order_release);
 }
 
 }  // namespace
@@ -493,19 +505,20 @@ void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
 
 void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept {
   PerThreadHeap* owner = segment->header.owner;
-  std::size_t cls = page->cls;
-  push_remote(page, b, b);
+  std::uintptr_t pushed = push_remote(page, b, b, 1);
   // After the push (see PerThreadHeap::move_to_full): tell the owner if the block is on
   // its full list. The descriptor stays mapped even if the owner has meanwhile
   // collected this free and reused the block; the worst case is a spurious flag
-  // (or a spurious count, which try_reclaim's own count sees through).
+  // (or a stale capacity, which try_reclaim's compare-and-swap sees through).
   if (page->in_full().load(std::memory_order_seq_cst)) {
     // The last object of a full block: give its memory back now, whatever the
     // owner is doing (a burst freed by another thread, an exited owner).
-    if (page->remote_left().fetch_sub(1, std::memory_order_relaxed) == 1 && !checked_mode()) try_reclaim(owner, page);
+    if (remote_count(pushed) == page_shared(page).full_capacity.load(std::memory_order_relaxed) && !checked_mode())
+      try_reclaim(owner, page, pushed);
     // Read first: a store when the flag is up already would take the line
     // from the owner at every free. (Ordered after the push, so an owner that
     // clears the flag after this read scans after the push too.)
+    std::size_t cls = page_shared(page).full_cls.load(std::memory_order_relaxed);
     if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
       owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
   }
@@ -589,9 +602,9 @@ namespace {
 bool on_free_list(const Page* page, const FreeBlock* b) noexcept {
   for (const FreeBlock* f = page->free; f; f = f->next_block())
     if (f == b) return true;
-  const FreeBlock* f = page->remote.load(std::memory_order_acquire);
-  if (f == kReclaimedBlock) return false;
-  for (; f; f = f->next_block())
+  std::uintptr_t word = page->remote().load(std::memory_order_acquire);
+  if (word == kReclaimedBlock) return false;
+  for (const FreeBlock* f = remote_head(word); f; f = f->next_block())
     if (f == b) return true;
   return false;
 }
@@ -637,7 +650,7 @@ void* small_live_object(Page* page, void* p, bool owner, Use use) noexcept {
 
 void check_small_free(SmallSegment* segment, Page* page, void* p, bool owner) noexcept {
   (void)segment;
-  if (page->remote.load(std::memory_order_relaxed) == kReclaimedBlock) report_misuse("double free of", p);
+  if (page->remote().load(std::memory_order_relaxed) == kReclaimedBlock) report_misuse("double free of", p);
   if (page->state != PageState::kInClass) report_misuse("free(): pointer was not allocated by strata (unused page block):", p);
   char* object = page->object_start(p);
   if (object != p && !(page->flags & kPageInterior) && owner)

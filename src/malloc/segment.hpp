@@ -107,10 +107,26 @@ inline const Page* freed_tag(const Page* page) noexcept {
 }
 static_assert(sizeof(FreeBlock) <= cfg::kMinAlign);
 
-// Page::remote holds this instead of a list when a freeing thread found every
-// object of the block on the remote list and discarded the block's memory: the
-// owner, when it next collects, resets the block as fresh (see free_remote).
-inline FreeBlock* const kReclaimedBlock = reinterpret_cast<FreeBlock*>(std::uintptr_t{1});
+// A block's remote list (objects other threads freed) is one atomic word: the
+// head's address in the low kRemoteCountShift bits, the list's length above
+// them. A push adds its objects to the length in the same compare-and-swap, so
+// the owner takes the list with its length (no walk to count it), and a
+// freeing thread sees from its own push when the list holds every object of
+// the block (no second counter, no walk). Small segments lie below 2^48
+// (map_small_segment checks), and a block holds at most 4096 objects.
+inline constexpr unsigned kRemoteCountShift = 48;
+inline constexpr std::uintptr_t kRemoteOne = std::uintptr_t{1} << kRemoteCountShift;
+inline FreeBlock* remote_head(std::uintptr_t word) noexcept {
+  return reinterpret_cast<FreeBlock*>(word & (kRemoteOne - 1));
+}
+inline std::uint32_t remote_count(std::uintptr_t word) noexcept {
+  return static_cast<std::uint32_t>(word >> kRemoteCountShift);
+}
+// The remote word holds this instead of a list when a freeing thread found
+// every object of the block on the remote list and discarded the block's
+// memory: the owner, when it next collects, resets the block as fresh (see
+// free_remote). A list of no objects at address 1: no push makes it.
+inline constexpr std::uintptr_t kReclaimedBlock = 1;
 
 // Page flags: any of them makes the owner's free take the slow path.
 enum PageFlag : std::uint8_t {
@@ -155,9 +171,8 @@ struct alignas(64) Page {
   // (Lemire's divisibility test, exact for n, block_size < 2^16). 0 sends
   // every free of the block to the slow path.
   std::uint32_t slot_magic;
-  // ---- shared with freeing threads (in_full and remote_left live in the segment header) ----
   layers::DListLink<Page> link;  // in the class's available/full list, or the empty-page cache (PageList)
-  std::atomic<FreeBlock*> remote{nullptr};  // freed by other threads; the owner takes the whole list
+  // ---- what freeing threads write lives in the segment header (SmallSegment::PageShared) ----
 
   std::uint32_t used() const noexcept {
     return static_cast<std::uint32_t>(static_cast<std::int32_t>(trigger) + until_trigger);
@@ -168,10 +183,10 @@ struct alignas(64) Page {
   }
   // On the class's full list (written by the owner only; SmallSegment::PageShared).
   std::atomic<bool>& in_full() const noexcept;
-  // Objects of a full block not yet freed remotely: capacity when it went full,
-  // one less per remote free after that. A hint: reaching 0 means every object
-  // may be on `remote`, which the freeing thread then checks (free_remote).
-  std::atomic<std::uint16_t>& remote_left() const noexcept;
+  // Objects freed by other threads, with their count (remote_head, remote_count);
+  // the owner takes the whole list. Off the descriptor's line: a remote free's
+  // compare-and-swap does not take the line the owner's malloc and free use.
+  std::atomic<std::uintptr_t>& remote() const noexcept;
   // The owner's own view of in_full (it is the only writer).
   bool full() const noexcept { return in_full().load(std::memory_order_relaxed); }
   // Does p (in this block) point at the start of a slot? One multiply.
@@ -190,10 +205,17 @@ struct alignas(64) Page {
     auto offset = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1));
     return offset * magic < magic;
   }
+  // The descriptor's own fields only: a block of a segment then shares the
+  // magic (share_slot_magic).
   void set_block_size(std::uint32_t size) noexcept {
     block_size = static_cast<std::uint16_t>(size);
     slot_magic = static_cast<std::uint32_t>(0xFFFFFFFFu / size + 1);
   }
+  // slot_magic, and its copy for freeing threads (PageShared::remote_magic).
+  // Atomic stores: other threads read both.
+  void set_slot_magic(std::uint32_t magic) noexcept;
+  // Copy slot_magic to the block's shared entry (a descriptor in a segment only).
+  void share_slot_magic() const noexcept;
 
   // The block's memory, from the descriptor's place in the segment header.
   char* start() const noexcept {
@@ -235,18 +257,9 @@ struct alignas(64) Page {
 };
 static_assert(sizeof(Page) == 64);
 
-// The two checks free makes on what it reads anyway: p starts a slot and is
-// not tagged freed. On a relaxed read of slot_magic, for threads other than
-// the owner (which clears it for a block of aligned objects): the remote free
-// and the usable-size paths. The owner's free (fast_paths.hpp) tests the same
-// with slot_magic as a memory operand.
-inline bool passes_free_checks(const Page* page, const void* p) noexcept {
-  std::uint32_t magic = __atomic_load_n(&page->slot_magic, __ATOMIC_RELAXED);
-  return Page::is_slot_start(p, magic) && static_cast<const FreeBlock*>(p)->tag != freed_tag(page);
-}
 static_assert(cfg::kPageSize / cfg::kOsPageSize <= 255, "touched_pages fits a byte");
 static_assert(cfg::kSmallMax <= 65535, "block_size fits 16 bits");
-static_assert(cfg::kPageSize / cfg::kMinAlign <= 65535, "a block's object count fits 16 bits (trigger, remote_left)");
+static_assert(cfg::kPageSize / cfg::kMinAlign <= 65535, "a block's object count fits 16 bits (trigger, remote count)");
 
 struct SmallSegment {
   SegmentHeader header;  // header.owner: the owning heap
@@ -259,8 +272,16 @@ struct SmallSegment {
   // distance from its descriptor, one displacement for a remote free (4 KiB of
   // the header page, which has room for it).
   struct alignas(sizeof(Page)) PageShared {
+    std::atomic<std::uintptr_t> remote{0};  // Page::remote
+    // The descriptor's slot_magic, copied (Page::set_slot_magic): the remote
+    // free reads it here, beside the remote word, and never the descriptor's
+    // line, which the owner's malloc writes at every call.
+    std::atomic<std::uint32_t> remote_magic{0};
     std::atomic<bool> in_full{false};
-    std::atomic<std::uint16_t> remote_left{0};
+    std::atomic<std::uint8_t> full_cls{0};  // the block's class, written when it goes full (as full_capacity)
+    // The block's capacity, written when it goes full: what a freeing thread
+    // compares the remote count with (no division on the remote free).
+    std::atomic<std::uint16_t> full_capacity{0};
     // The owner's refill count (PerThreadHeap::refills) when the block went
     // full: how far the owner has moved on since, for free_remote's reclaim.
     std::atomic<std::uint32_t> full_epoch{0};
@@ -290,7 +311,24 @@ inline SmallSegment::PageShared& page_shared(const Page* page) noexcept {
   return *reinterpret_cast<SmallSegment::PageShared*>(self + kDistance);
 }
 inline std::atomic<bool>& Page::in_full() const noexcept { return page_shared(this).in_full; }
-inline std::atomic<std::uint16_t>& Page::remote_left() const noexcept { return page_shared(this).remote_left; }
+inline std::atomic<std::uintptr_t>& Page::remote() const noexcept { return page_shared(this).remote; }
+inline void Page::share_slot_magic() const noexcept {
+  page_shared(this).remote_magic.store(slot_magic, std::memory_order_relaxed);
+}
+inline void Page::set_slot_magic(std::uint32_t magic) noexcept {
+  __atomic_store_n(&slot_magic, magic, __ATOMIC_RELAXED);
+  share_slot_magic();
+}
+
+// The two checks free makes on what it reads anyway: p starts a slot and is
+// not tagged freed. On a relaxed read of slot_magic's copy, for threads other
+// than the owner (which clears it for a block of aligned objects): the remote
+// free and the usable-size paths. The owner's free (fast_paths.hpp) tests the
+// same with slot_magic as a memory operand.
+inline bool passes_free_checks(const Page* page, const void* p) noexcept {
+  std::uint32_t magic = page_shared(page).remote_magic.load(std::memory_order_relaxed);
+  return Page::is_slot_start(p, magic) && static_cast<const FreeBlock*>(p)->tag != freed_tag(page);
+}
 
 // A heap's segments, or the pool of unused ones.
 using SegmentList = layers::IntrusiveDList<SmallSegment, &SmallSegment::link>;

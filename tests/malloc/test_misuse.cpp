@@ -81,6 +81,22 @@ TEST_F(StrataMisuseDeathTest, DoubleFreeByAnotherThread) {
   strata_free(keep);
 }
 
+TEST_F(StrataMisuseDeathTest, DoubleFreeIntoABlockAnotherThreadReclaimed) {
+  // A block of an exited thread (its heap idle), filled and then freed whole by
+  // this thread: the last free discards it and leaves the reclaimed marker.
+  constexpr std::size_t kSize = 4096;
+  constexpr std::size_t kPerBlock = strata::malloc_config::kPageSize / kSize;
+  std::vector<void*> objects(kPerBlock + 1);  // one more: the first block goes full
+  std::thread([&objects] {
+    for (auto& o : objects) o = strata_malloc(kSize);
+  }).join();
+  std::size_t reclaimed_before = strata::malloc_detail::reclaimed_blocks();
+  for (std::size_t i = 0; i < kPerBlock; ++i) strata_free(objects[i]);
+  ASSERT_EQ(strata::malloc_detail::reclaimed_blocks(), reclaimed_before + 1);
+  EXPECT_DEATH(strata_free(objects[3]), line("double free of", objects[3]));
+  strata_free(objects[kPerBlock]);
+}
+
 TEST_F(StrataMisuseDeathTest, DoubleFreeIntoARetiredBlock) {
   // Fill a block of 4 KiB objects, free it all: the block is retired (empty).
   void* objects[64];

@@ -323,6 +323,68 @@ TEST(StrataThreads, ABurstFreedOnAnotherThreadIsDiscardedWhileTheOwnerIdles) {
   EXPECT_TRUE(reused_and_intact);
 }
 
+// A block's remote list carries its own length (no walk counts it): frees
+// into the same blocks by their owner and, at the same time, by another thread
+// must each count once. Counted too high, a block would look empty while
+// objects in it live, and be handed out afresh over them: the survivors (one
+// in 1000, a few per block, kept to the end) would be overwritten.
+TEST(StrataThreads, OwnerAndRemoteFreesIntoTheSameBlocksCountOnce) {
+  constexpr std::size_t kSize = 48;
+  constexpr std::size_t kPerRound = 3 * strata::malloc_config::kPageSize / kSize;
+  const int rounds = 40 / kScale;
+  std::vector<Message> survivors;
+  bool distinct = true, counted_exactly = true;
+  std::thread([&] {
+    std::mt19937 rng(7);
+    for (int round = 0; round < rounds; ++round) {
+      std::vector<Message> batch(kPerRound);
+      for (auto& m : batch) {
+        m = {static_cast<unsigned char*>(strata_malloc(kSize)), kSize, static_cast<std::uint32_t>(rng())};
+        stamp(m);
+      }
+      std::vector<unsigned char*> remote, local;
+      for (std::size_t i = 0; i < kPerRound; ++i) {
+        if (i % 1000 == 0) {
+          survivors.push_back(batch[i]);
+        } else {
+          (i % 2 ? local : remote).push_back(batch[i].ptr);
+        }
+      }
+      std::thread freer([&remote] {
+        for (unsigned char* p : remote) strata_free(p);
+      });
+      for (unsigned char* p : local) strata_free(p);
+      freer.join();
+    }
+    std::vector<unsigned char*> live;
+    for (const Message& m : survivors) live.push_back(m.ptr);
+    std::sort(live.begin(), live.end());
+    distinct = std::adjacent_find(live.begin(), live.end()) == live.end();
+    // The owner's count of a block's objects in use (remote frees not yet
+    // collected among them) is its survivors plus the length its remote word
+    // carries, exactly.
+    for (std::size_t i = 0; i < live.size();) {
+      auto* seg = reinterpret_cast<strata::malloc_detail::SmallSegment*>(strata::malloc_detail::segment_of(live[i]));
+      strata::malloc_detail::Page* page = seg->page_of(live[i]);
+      std::size_t in_page = 0;
+      for (; i < live.size() && seg->page_of(live[i]) == page; ++i) ++in_page;
+      std::uintptr_t word = page->remote().load();
+      std::size_t expected = in_page + strata::malloc_detail::remote_count(word);
+      // The hardened build's quarantines still hold some frees: in use for the owner.
+      bool exact = strata::malloc_config::kQuarantineSlots > 0 ? page->used() >= expected : page->used() == expected;
+      counted_exactly = counted_exactly && word != strata::malloc_detail::kReclaimedBlock && exact;
+    }
+  }).join();
+  EXPECT_TRUE(distinct);
+  EXPECT_TRUE(counted_exactly);
+  std::size_t overwritten = 0;
+  for (const Message& m : survivors) {
+    if (!intact(m)) ++overwritten;
+    strata_free(m.ptr);
+  }
+  EXPECT_EQ(overwritten, 0u) << "of " << survivors.size() << " survivors";
+}
+
 // A consumer thread that empties the blocks of an active producer (one that
 // refilled within kRemoteKeepMs) leaves them resident for the producer to
 // reuse warm, except the blocks the producer went past kRemoteKeepLag refills
