@@ -114,10 +114,13 @@ std::size_t mapped_bytes() noexcept;  // currently mapped by the allocator
 // program reads a page before it writes it). Best effort: nothing happens on
 // a kernel without it (before Linux 5.14).
 void populate(void* ptr, std::size_t bytes) noexcept;
+std::size_t populate_calls() noexcept;  // made so far (statistics, tests)
 
 // Fresh large-object regions: transparent huge pages wanted
-// (cfg::kHugePagesForLarge). Best effort: ignored where THP is off.
-void advise_huge_pages(void* ptr, std::size_t bytes) noexcept;
+// (cfg::kHugePagesForLarge). Best effort: ignored where THP is off. True
+// when the kernel backs the range with huge pages where it can (the advice
+// was taken and THP is not "never"): a write faults in the whole 2 MiB.
+bool advise_huge_pages(void* ptr, std::size_t bytes) noexcept;
 
 // A coarse monotonic clock in milliseconds (wraps after 49 days: compare
 // differences only). For decisions on a slow path: the vDSO's coarse clock,
