@@ -449,18 +449,24 @@ bool LargeArena::try_defer(Chunk* c) noexcept {
 namespace {
 
 // Discard the whole pages in [p, p+bytes) of a large region, and note it in
-// the extents they fall in (the discarded mark first, so that a racing
-// populate_clean does not mark one resident again).
+// the extents they fall in: an extent discarded whole (but for a page at
+// either end: headers, partial pages) is all free and clean, as fresh again;
+// one discarded in part is marked so (the mark set first, so that a racing
+// populate_clean does not mark it resident again).
 void discard_in_region(void* p, std::size_t bytes) noexcept {
   LargeRegion* r = region_of(p);
   discard(p, bytes);
-  auto offset = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(r);
-  unsigned first = static_cast<unsigned>(offset / cfg::kHugePageSize);
-  unsigned last = static_cast<unsigned>((offset + bytes - 1) / cfg::kHugePageSize);
-  std::uint8_t resident = 0;
-  for (unsigned e = first; e <= last && e < kExtents; ++e) resident |= static_cast<std::uint8_t>(1u << e);
-  r->extents.fetch_or(static_cast<std::uint8_t>(resident << kExtents), std::memory_order_relaxed);
-  r->extents.fetch_and(static_cast<std::uint8_t>(~resident), std::memory_order_relaxed);
+  auto lo = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(r);
+  auto hi = lo + bytes;
+  std::uint8_t touched = 0, in_part = 0;
+  for (unsigned e = static_cast<unsigned>(lo / cfg::kHugePageSize); e < kExtents && e * cfg::kHugePageSize < hi; ++e) {
+    touched |= static_cast<std::uint8_t>(1u << e);
+    bool whole = lo <= e * cfg::kHugePageSize + cfg::kOsPageSize && hi + cfg::kOsPageSize >= (e + 1) * cfg::kHugePageSize;
+    if (!whole) in_part |= static_cast<std::uint8_t>(1u << e);
+  }
+  auto fresh = static_cast<std::uint8_t>(touched & ~in_part);
+  r->extents.fetch_or(static_cast<std::uint8_t>(in_part << kExtents), std::memory_order_relaxed);
+  r->extents.fetch_and(static_cast<std::uint8_t>(~(touched | fresh << kExtents)), std::memory_order_relaxed);
 }
 
 // Fault in the clean pages [from, to) of a calloc (they read as zeros). Where
@@ -854,6 +860,8 @@ void large_free(void* p, const LargeArena& mine) noexcept {
 }
 
 LargeArena& large_arena_of(const void* p) noexcept { return *region_of(p)->arena; }
+
+bool large_region_has_huge_pages(const void* p) noexcept { return region_of(p)->huge_pages; }
 
 std::size_t large_deferred_bytes() noexcept {
   std::size_t bytes = 0;

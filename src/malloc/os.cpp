@@ -19,6 +19,7 @@ namespace strata::malloc_detail {
 namespace {
 std::atomic<std::size_t> g_discarded_pages{0};
 std::atomic<std::size_t> g_populate_calls{0};
+std::atomic<std::size_t> g_discard_calls{0};
 std::atomic<std::size_t> g_mapped_bytes{0};
 
 constexpr std::size_t kAddressBits = 47;  // x86-64 user space
@@ -340,6 +341,7 @@ void discard(void* ptr, std::size_t bytes) noexcept {
   std::uintptr_t lo, hi;
   if (!whole_pages_in(ptr, bytes, &lo, &hi)) return;
   platform::discard_pages(reinterpret_cast<void*>(lo), hi - lo);
+  g_discard_calls.fetch_add(1, std::memory_order_relaxed);
   g_discarded_pages.fetch_add((hi - lo) / cfg::kOsPageSize, std::memory_order_relaxed);
 }
 
@@ -504,6 +506,7 @@ bool first_free_of_its_size(std::size_t bytes) noexcept {
 }
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
+std::size_t discard_calls() noexcept { return g_discard_calls.load(std::memory_order_relaxed); }
 std::size_t populate_calls() noexcept { return g_populate_calls.load(std::memory_order_relaxed); }
 std::size_t mapped_bytes() noexcept { return g_mapped_bytes.load(std::memory_order_relaxed); }
 

@@ -102,6 +102,7 @@ void use_mprotect_guards() noexcept;
 // rounded inwards to OS pages. Counted in discarded_os_pages().
 void discard(void* ptr, std::size_t bytes) noexcept;
 std::size_t discarded_os_pages() noexcept;
+std::size_t discard_calls() noexcept;  // system calls discard made (statistics, tests)
 // glibc's unmap-on-free of its first big chunks (cfg::kEraseFrom): true when
 // a freed object of `bytes` is the first at or above the threshold, which
 // then rises above it; the caller discards the object's pages.
