@@ -95,12 +95,14 @@ inline constexpr std::size_t kRetainedEmptyPages = 8;
 // faults a run against 43 K, but larson's peak RSS once 1.03x mimalloc 3's;
 // 128: 41.5 K faults, up to 8 MiB a heap kept.)
 inline constexpr std::size_t kRetainedEmptyMax = 128;
-// While a heap's limit is raised above kRetainedEmptyPages, its LRU may run
-// over by up to kPurgeBatch - 1 blocks: then the oldest go in one batch,
-// adjacent blocks in one madvise (bench/malloc's stress2, issue 20: 1 900
-// calls of 64 KiB a run, TLB shootdowns on every CPU the process runs on;
-// batches of 8 merge a quarter of them away). At the lowest limit there is
-// no slack, so a burst freed still leaves kRetainedEmptyPages blocks.
+// While a heap's limit is raised above kRetainedEmptyPages, an overflow of
+// its LRU discards the kPurgeBatch oldest blocks at once, adjacent blocks in
+// one madvise (bench/malloc's stress2, issue 20: 1 900 calls of 64 KiB a
+// run, each a TLB shootdown on every CPU the process runs on; batches of 8
+// merged about a sixth of them away). The LRU then holds up to kPurgeBatch
+// - 1 blocks less than the limit, never more (an LRU allowed to run over the
+// limit instead raised threadchurn's peak RSS). At the lowest limit, one
+// block a time.
 inline constexpr std::size_t kPurgeBatch = 8;
 // The limit drops by one every this many overflows. Lowering at every overflow
 // undid the raises of a program that allocates a batch of blocks and frees it

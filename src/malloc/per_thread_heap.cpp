@@ -292,14 +292,10 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
       if (retain_limit < cfg::kRetainedEmptyMax) ++retain_limit;
     }
     // While exited threads' empty blocks wait resident for adopters, a block
-    // faulted in here gives one of them back: the waiting costs no RSS. They
-    // go kPurgeBatch at a time (adjacent ones in one system call), so up to
-    // kPurgeBatch - 1 blocks are owed meanwhile.
-    if (g_abandoned_kept.load(std::memory_order_relaxed) > 0) {
-      if (++owed_give_backs >= cfg::kPurgeBatch) owed_give_backs -= give_back_abandoned_blocks(owed_give_backs);
-    } else {
-      owed_give_backs = 0;
-    }
+    // faulted in here gives one of them back: the waiting costs no RSS. (One
+    // at a time: batching them merged few, the oldest blocks of a heap lie
+    // apart, and the blocks owed meanwhile raised threadchurn's peak RSS.)
+    if (g_abandoned_kept.load(std::memory_order_relaxed) > 0) give_back_abandoned_blocks(1);
     SmallSegment* seg = segments.front();
     if (!seg || seg->free_pages == 0) seg = take_segment();
     if (!seg) return nullptr;
@@ -376,20 +372,23 @@ void PerThreadHeap::page_emptied(Page* page) noexcept {
 
 void PerThreadHeap::retire(Page* page) noexcept {
   park_empty(page);
-  if (empty_pages.count > retain_limit) {
-    // Every kRetainLowerEvery-th overflow lowers the limit by one, so a burst
-    // going away brings a raised limit back to kRetainedEmptyPages within a
-    // few times as many frees, while a working set that breathes (each turn
-    // discards what the next turn faults in again, one raise per block) still
-    // climbs to its size.
-    if (++overflows_to_lower == cfg::kRetainLowerEvery) {
-      overflows_to_lower = 0;
-      if (retain_limit > cfg::kRetainedEmptyPages) --retain_limit;
-    }
-    if (unanswered_discards < cfg::kRetainedEmptyMax) ++unanswered_discards;
-    std::size_t slack = retain_limit > cfg::kRetainedEmptyPages ? cfg::kPurgeBatch - 1 : 0;
-    if (empty_pages.count > retain_limit + slack) discard_oldest_empties(empty_pages.count - retain_limit);
-  }
+  if (empty_pages.count <= retain_limit) return;
+  // Over the limit: the oldest go. While the limit is raised, kPurgeBatch of
+  // them at once (adjacent ones in one system call), so the LRU drops below
+  // the limit and never holds more than the limit allows.
+  std::size_t over = empty_pages.count - retain_limit;
+  std::size_t n = retain_limit > cfg::kRetainedEmptyPages && over < cfg::kPurgeBatch ? cfg::kPurgeBatch : over;
+  // For every kRetainLowerEvery blocks discarded the limit drops by one, so a
+  // burst going away brings a raised limit back to kRetainedEmptyPages
+  // within a few times as many frees, while a working set that breathes
+  // (each turn discards what the next turn faults in again, one raise per
+  // block) still climbs to its size.
+  for (overflows_to_lower += static_cast<std::uint32_t>(n); overflows_to_lower >= cfg::kRetainLowerEvery;
+       overflows_to_lower -= cfg::kRetainLowerEvery)
+    if (retain_limit > cfg::kRetainedEmptyPages) --retain_limit;
+  unanswered_discards = static_cast<std::uint32_t>(
+      unanswered_discards + n < cfg::kRetainedEmptyMax ? unanswered_discards + n : cfg::kRetainedEmptyMax);
+  discard_oldest_empties(n);
 }
 
 // Move an empty block from its class to the front of the LRU of empty blocks.

@@ -115,9 +115,8 @@ struct PerThreadHeap {
   // one less for each discard.
   std::uint32_t retain_limit = cfg::kRetainedEmptyPages;
   std::uint32_t unanswered_discards = 0;  // discards not yet followed by a fresh block
-  std::uint32_t overflows_to_lower = 0;   // LRU overflows since the limit was last lowered
+  std::uint32_t overflows_to_lower = 0;   // blocks the LRU overflowed by since the limit was last lowered
   std::uint32_t kept_abandoned = 0;       // empty blocks counted in the abandoned heaps' budget
-  std::uint32_t owed_give_backs = 0;      // fresh blocks faulted in since abandoned blocks were last given back
   SegmentList segments;         // segments this heap owns, those with unused pages first
   PerThreadHeap* next_heap = nullptr;    // registry of all heaps
   PerThreadHeap* next_abandoned = nullptr;
