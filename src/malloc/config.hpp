@@ -60,6 +60,11 @@ inline constexpr std::size_t kLargeArenas = 4;
 // huge objects: it changed no measured figure, and a big buffer that is
 // touched sparsely would pay 2 MiB a touch.
 inline constexpr bool kHugePagesForLarge = true;
+// The huge page (x86-64's 2 MiB). In a region that huge pages back, calloc
+// faults in each huge page's extent whole, once (large_heap.cpp,
+// populate_clean): the kernel gives the whole extent at the first touch
+// anyway, and later callocs of clean memory there need no system call.
+inline constexpr std::size_t kHugePageSize = 2 * 1024 * 1024;
 // Only from an arena's third region on: with every region advised, threadchurn
 // (a few MiB of large objects per arena) peaked at 41 MiB instead of 29.
 inline constexpr std::size_t kHugePagesFromRegion = 2;
@@ -90,6 +95,15 @@ inline constexpr std::size_t kRetainedEmptyPages = 8;
 // faults a run against 43 K, but larson's peak RSS once 1.03x mimalloc 3's;
 // 128: 41.5 K faults, up to 8 MiB a heap kept.)
 inline constexpr std::size_t kRetainedEmptyMax = 128;
+// While a heap's limit is raised above kRetainedEmptyPages, an overflow of
+// its LRU discards the kPurgeBatch oldest blocks at once, adjacent blocks in
+// one madvise (bench/malloc's stress2, issue 20: 1 900 calls of 64 KiB a
+// run, each a TLB shootdown on every CPU the process runs on; batches of 8
+// merged about a sixth of them away). The LRU then holds up to kPurgeBatch
+// - 1 blocks less than the limit, never more (an LRU allowed to run over the
+// limit instead raised threadchurn's peak RSS). At the lowest limit, one
+// block a time.
+inline constexpr std::size_t kPurgeBatch = 8;
 // The limit drops by one every this many overflows. Lowering at every overflow
 // undid the raises of a program that allocates a batch of blocks and frees it
 // all, turn after turn (bench/malloc's `simple`: 1.70x mimalloc 3's time, 0.81x
@@ -236,6 +250,7 @@ inline constexpr std::size_t kLargeQuarantineBytes = 16 * 1024 * 1024;
 inline constexpr std::size_t kLargeFreedProtectBytes = 64 * 1024;
 
 static_assert(kPageSize % kOsPageSize == 0);
+static_assert(kSegmentSize % kHugePageSize == 0 && kSegmentSize / kHugePageSize <= 4);
 static_assert(kSegmentRangeBytes % kSegmentSize == 0 && kSegmentRangeMinBytes % kSegmentSize == 0);
 static_assert(kSegmentRangeMinBytes <= kSegmentRangeBytes);
 static_assert(kLargeFreedProtectBytes % kOsPageSize == 0);

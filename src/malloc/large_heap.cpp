@@ -54,10 +54,20 @@ struct Chunk {
   }
 };
 
+// A region's huge-page extents (cfg::kHugePageSize each): how much of each
+// is resident (LargeRegion::extents, populate_clean).
+constexpr unsigned kExtents = cfg::kSegmentSize / cfg::kHugePageSize;
+
 struct alignas(64) LargeRegion {
   SegmentHeader header;
   LargeArena* arena;
   layers::DListLink<LargeRegion> link;  // in its arena's regions_
+  bool huge_pages = false;              // huge pages back it (advise_huge_pages)
+  // Bit e: extent e is resident whole (a calloc faulted it in) and nothing
+  // in it was discarded since. Bit kExtents + e: something in extent e was
+  // discarded since the region was mapped, so faulting it in whole would
+  // bring back free pages: calloc faults in its own range only there.
+  std::atomic<std::uint8_t> extents{0};
 };
 constexpr std::size_t kRegionHeader = sizeof(LargeRegion);
 
@@ -353,7 +363,7 @@ bool LargeArena::add_region() noexcept {
   if (!mem) return false;
   // Huge pages only for an arena that already holds several regions: a
   // program with a few MiB of large objects keeps its RSS to what it touches.
-  if (region_count_ >= cfg::kHugePagesFromRegion) advise_huge_pages(mem, cfg::kSegmentSize);
+  bool huge_pages = region_count_ >= cfg::kHugePagesFromRegion && advise_huge_pages(mem, cfg::kSegmentSize);
   if (unanswered_unmaps_ > 0) {  // a region unmapped earlier is needed again
     --unanswered_unmaps_;
     if (spare_limit_ < cfg::kLargeSpareRegionsMax) ++spare_limit_;
@@ -366,6 +376,7 @@ bool LargeArena::add_region() noexcept {
   auto* r = new (mem) LargeRegion{};
   init_segment_header(r->header, SegmentKind::kLarge, mem);
   r->arena = this;
+  r->huge_pages = huge_pages;
   regions_.push_front(r);
   ++region_count_;
   Chunk* c = first_chunk(r);
@@ -437,6 +448,61 @@ bool LargeArena::try_defer(Chunk* c) noexcept {
 
 namespace {
 
+// Discard the whole pages in [p, p+bytes) of a large region, and note it in
+// the extents they fall in: an extent discarded whole (but for a page at
+// either end: headers, partial pages) is all free and clean, as fresh again;
+// one discarded in part is marked so (the mark set first, so that a racing
+// populate_clean does not mark it resident again).
+void discard_in_region(void* p, std::size_t bytes) noexcept {
+  LargeRegion* r = region_of(p);
+  discard(p, bytes);
+  auto lo = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(r);
+  auto hi = lo + bytes;
+  std::uint8_t touched = 0, in_part = 0;
+  for (unsigned e = static_cast<unsigned>(lo / cfg::kHugePageSize); e < kExtents && e * cfg::kHugePageSize < hi; ++e) {
+    touched |= static_cast<std::uint8_t>(1u << e);
+    bool whole = lo <= e * cfg::kHugePageSize + cfg::kOsPageSize && hi + cfg::kOsPageSize >= (e + 1) * cfg::kHugePageSize;
+    if (!whole) in_part |= static_cast<std::uint8_t>(1u << e);
+  }
+  auto fresh = static_cast<std::uint8_t>(touched & ~in_part);
+  r->extents.fetch_or(static_cast<std::uint8_t>(in_part << kExtents), std::memory_order_relaxed);
+  r->extents.fetch_and(static_cast<std::uint8_t>(~(touched | fresh << kExtents)), std::memory_order_relaxed);
+}
+
+// Fault in the clean pages [from, to) of a calloc (they read as zeros). Where
+// huge pages back the region, an extent nothing was discarded in is faulted
+// in whole, once: the kernel would give the whole huge page at the first
+// touch anyway, and later callocs there need no system call (bench/malloc's
+// stress2, issue 20: 3 000 populate calls a run, most inside extents faulted
+// in already). Elsewhere, only the range.
+void populate_clean(char* from, char* to) noexcept {
+  LargeRegion* r = region_of(from);
+  if (!r->huge_pages) {
+    populate(from, static_cast<std::size_t>(to - from));
+    return;
+  }
+  auto base = reinterpret_cast<std::uintptr_t>(r);
+  auto first = static_cast<unsigned>((reinterpret_cast<std::uintptr_t>(from) - base) / cfg::kHugePageSize);
+  auto last = static_cast<unsigned>((reinterpret_cast<std::uintptr_t>(to) - 1 - base) / cfg::kHugePageSize);
+  std::uint8_t state = r->extents.load(std::memory_order_relaxed);
+  for (unsigned e = first; e <= last; ++e) {
+    if (state >> e & 1) continue;  // resident whole already
+    char* lo = reinterpret_cast<char*>(base + e * cfg::kHugePageSize);
+    char* hi = lo + cfg::kHugePageSize;
+    if (state >> (kExtents + e) & 1) {  // discarded in: this object's pages only
+      char* start = from > lo ? from : lo;
+      populate(start, static_cast<std::size_t>((to < hi ? to : hi) - start));
+      continue;
+    }
+    populate(lo, cfg::kHugePageSize);
+    auto bit = static_cast<std::uint8_t>(1u << e);
+    std::uint8_t seen = r->extents.load(std::memory_order_relaxed);
+    while (!(seen >> (kExtents + e) & 1) &&
+           !r->extents.compare_exchange_weak(seen, seen | bit, std::memory_order_relaxed)) {
+    }
+  }
+}
+
 // Clear `bytes` of a new object at `payload`, carved from a chunk that began
 // at `chunk` with `chunk_size` bytes. A clean chunk (fresh, or purged) reads as
 // zeros but for its header and links and the partial OS pages at both ends,
@@ -461,7 +527,7 @@ void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chu
   // faults a page without this: 180 K faults against 120 K with the memset).
   char* zero_start = head_end > payload ? head_end : payload;
   char* zero_end = tail_start < end ? tail_start : end;
-  if (zero_start < zero_end) populate(zero_start, static_cast<std::size_t>(zero_end - zero_start));
+  if (zero_start < zero_end) populate_clean(zero_start, zero_end);
 }
 
 }  // namespace
@@ -685,7 +751,7 @@ void LargeArena::purge() noexcept {
       second &= ~(1u << sl);
       for (Chunk* c = bins_[fl][sl].front(); c && dirty_bytes_ > cfg::kLargeDirtyKept; c = FreeBin::next(c)) {
         if (!c->dirty()) continue;
-        discard(reinterpret_cast<char*>(c) + kMinChunk, c->size() - kMinChunk);
+        discard_in_region(reinterpret_cast<char*>(c) + kMinChunk, c->size() - kMinChunk);
         c->size_flags &= ~kDirty;
         dirty_bytes_ -= c->size();
       }
@@ -788,12 +854,14 @@ void large_free(void* p, const LargeArena& mine) noexcept {
       unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
     }
   } else if (c->size() >= cfg::kEraseFrom && first_free_of_its_size(c->size())) {  // glibc's unmap of its first big chunks
-    discard(c->payload(), c->size() - kHeader);  // c is still flagged in use: no one else touches it
+    discard_in_region(c->payload(), c->size() - kHeader);  // c is still flagged in use: no one else touches it
   }
   home->release(c, home != &mine && home != &arena_for(mine, cfg::kLargeGuardMin));
 }
 
 LargeArena& large_arena_of(const void* p) noexcept { return *region_of(p)->arena; }
+
+bool large_region_has_huge_pages(const void* p) noexcept { return region_of(p)->huge_pages; }
 
 std::size_t large_deferred_bytes() noexcept {
   std::size_t bytes = 0;

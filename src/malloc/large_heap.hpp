@@ -48,6 +48,9 @@ void* large_calloc(LargeArena& arena, std::size_t size) noexcept;
 void large_free(void* p, const LargeArena& mine) noexcept;
 LargeArena& large_arena_of(const void* p) noexcept;
 std::size_t large_deferred_bytes() noexcept;  // freed, not yet released (all arenas)
+// Do huge pages back the region of large object p (calloc then faults in each
+// 2 MiB extent of it whole, once)? Statistics and tests.
+bool large_region_has_huge_pages(const void* p) noexcept;
 std::size_t large_usable_size(const void* p) noexcept;
 // The same, after the checks of every build (realloc, malloc_usable_size).
 std::size_t large_checked_usable_size(const void* p, Use use) noexcept;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "checked.hpp"
@@ -17,6 +18,8 @@ namespace strata::malloc_detail {
 
 namespace {
 std::atomic<std::size_t> g_discarded_pages{0};
+std::atomic<std::size_t> g_populate_calls{0};
+std::atomic<std::size_t> g_discard_calls{0};
 std::atomic<std::size_t> g_mapped_bytes{0};
 
 constexpr std::size_t kAddressBits = 47;  // x86-64 user space
@@ -338,6 +341,7 @@ void discard(void* ptr, std::size_t bytes) noexcept {
   std::uintptr_t lo, hi;
   if (!whole_pages_in(ptr, bytes, &lo, &hi)) return;
   platform::discard_pages(reinterpret_cast<void*>(lo), hi - lo);
+  g_discard_calls.fetch_add(1, std::memory_order_relaxed);
   g_discarded_pages.fetch_add((hi - lo) / cfg::kOsPageSize, std::memory_order_relaxed);
 }
 
@@ -439,11 +443,30 @@ void use_mprotect_guards() noexcept { g_guard_markers.store(0, std::memory_order
 
 bool guards_split_mappings() noexcept { return g_guard_markers.load(std::memory_order_relaxed) != 1; }
 
-void advise_huge_pages(void* ptr, std::size_t bytes) noexcept {
-  if constexpr (!cfg::kHugePagesForLarge) return;
+namespace {
+// /sys/kernel/mm/transparent_hugepage/enabled: "always [madvise] never", the
+// mode in brackets. False when it is [never] or unknown.
+bool kernel_gives_huge_pages() noexcept {
+  int fd = ::open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[64] = {};
+  ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  const char* mode = std::strchr(text, '[');
+  return mode && std::strncmp(mode, "[never]", 7) != 0;
+}
+}  // namespace
+
+bool advise_huge_pages(void* ptr, std::size_t bytes) noexcept {
+  if constexpr (!cfg::kHugePagesForLarge) return false;
+  static std::atomic<int> available{-1};  // -1: the kernel's mode not read yet
   int saved = errno;  // malloc does not change errno on success
-  (void)::madvise(ptr, bytes, MADV_HUGEPAGE);
+  if (available.load(std::memory_order_relaxed) < 0)
+    available.store(kernel_gives_huge_pages(), std::memory_order_relaxed);
+  bool advised = ::madvise(ptr, bytes, MADV_HUGEPAGE) == 0 && available.load(std::memory_order_relaxed) == 1;
   errno = saved;
+  return advised;
 }
 
 std::size_t guards_refused() noexcept { return g_guards_refused.load(std::memory_order_relaxed); }
@@ -455,6 +478,7 @@ void populate(void* ptr, std::size_t bytes) noexcept {
   std::uintptr_t lo, hi;
   if (!whole_pages_in(ptr, bytes, &lo, &hi)) return;
   int saved = errno;  // calloc does not change errno when it succeeds
+  g_populate_calls.fetch_add(1, std::memory_order_relaxed);
   if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
     unsupported.store(true, std::memory_order_relaxed);
   errno = saved;
@@ -482,6 +506,8 @@ bool first_free_of_its_size(std::size_t bytes) noexcept {
 }
 
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
+std::size_t discard_calls() noexcept { return g_discard_calls.load(std::memory_order_relaxed); }
+std::size_t populate_calls() noexcept { return g_populate_calls.load(std::memory_order_relaxed); }
 std::size_t mapped_bytes() noexcept { return g_mapped_bytes.load(std::memory_order_relaxed); }
 
 bool area_add(const void* segment) noexcept {

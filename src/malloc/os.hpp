@@ -102,6 +102,7 @@ void use_mprotect_guards() noexcept;
 // rounded inwards to OS pages. Counted in discarded_os_pages().
 void discard(void* ptr, std::size_t bytes) noexcept;
 std::size_t discarded_os_pages() noexcept;
+std::size_t discard_calls() noexcept;  // system calls discard made (statistics, tests)
 // glibc's unmap-on-free of its first big chunks (cfg::kEraseFrom): true when
 // a freed object of `bytes` is the first at or above the threshold, which
 // then rises above it; the caller discards the object's pages.
@@ -114,10 +115,13 @@ std::size_t mapped_bytes() noexcept;  // currently mapped by the allocator
 // program reads a page before it writes it). Best effort: nothing happens on
 // a kernel without it (before Linux 5.14).
 void populate(void* ptr, std::size_t bytes) noexcept;
+std::size_t populate_calls() noexcept;  // made so far (statistics, tests)
 
 // Fresh large-object regions: transparent huge pages wanted
-// (cfg::kHugePagesForLarge). Best effort: ignored where THP is off.
-void advise_huge_pages(void* ptr, std::size_t bytes) noexcept;
+// (cfg::kHugePagesForLarge). Best effort: ignored where THP is off. True
+// when the kernel backs the range with huge pages where it can (the advice
+// was taken and THP is not "never"): a write faults in the whole 2 MiB.
+bool advise_huge_pages(void* ptr, std::size_t bytes) noexcept;
 
 // A coarse monotonic clock in milliseconds (wraps after 49 days: compare
 // differences only). For decisions on a slow path: the vDSO's coarse clock,

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <new>
+#include <utility>
 
 #include "checked.hpp"
 #include "strata/platform.hpp"
@@ -142,21 +143,25 @@ SmallSegment* map_small_segment() noexcept {
 
 }  // namespace
 
-// Discard the oldest empty block of the heap abandoned longest ago that keeps
-// any (the last an adopter would take). Best effort: when the registry is
-// busy, the next fresh block tries again (32 threads waiting on it here were
-// 4 000 futex calls a run).
-void give_back_abandoned_block() noexcept {
-  if (pthread_mutex_trylock(&g_registry_lock) != 0) return;
+// Discard up to `count` of the oldest empty blocks of the heap abandoned
+// longest ago that keeps any (the last an adopter would take), in one batch;
+// returns how many. Best effort: when the registry is busy, the next fresh
+// block tries again (32 threads waiting on it here were 4 000 futex calls a
+// run).
+std::size_t give_back_abandoned_blocks(std::size_t count) noexcept {
+  if (pthread_mutex_trylock(&g_registry_lock) != 0) return 0;
   PerThreadHeap* oldest = nullptr;
   for (PerThreadHeap* h = g_abandoned; h; h = h->next_abandoned)
     if (h->kept_abandoned > 0) oldest = h;
+  std::size_t given = 0;
   if (oldest) {
-    --oldest->kept_abandoned;
-    g_abandoned_kept.fetch_sub(1, std::memory_order_relaxed);
-    oldest->discard_oldest_empty();
+    given = count < oldest->kept_abandoned ? count : oldest->kept_abandoned;
+    oldest->kept_abandoned -= static_cast<std::uint32_t>(given);
+    g_abandoned_kept.fetch_sub(given, std::memory_order_relaxed);
+    oldest->discard_oldest_empties(given);
   }
   pthread_mutex_unlock(&g_registry_lock);
+  return given;
 }
 
 // ---- allocation -------------------------------------------------------------
@@ -296,8 +301,10 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
       if (retain_limit < cfg::kRetainedEmptyMax) ++retain_limit;
     }
     // While exited threads' empty blocks wait resident for adopters, a block
-    // faulted in here gives one of them back: the waiting costs no RSS.
-    if (g_abandoned_kept.load(std::memory_order_relaxed) > 0) give_back_abandoned_block();
+    // faulted in here gives one of them back: the waiting costs no RSS. (One
+    // at a time: batching them merged few, the oldest blocks of a heap lie
+    // apart, and the blocks owed meanwhile raised threadchurn's peak RSS.)
+    if (g_abandoned_kept.load(std::memory_order_relaxed) > 0) give_back_abandoned_blocks(1);
     SmallSegment* seg = segments.front();
     if (!seg || seg->free_pages == 0) seg = take_segment();
     if (!seg) return nullptr;
@@ -375,19 +382,23 @@ void PerThreadHeap::page_emptied(Page* page) noexcept {
 
 void PerThreadHeap::retire(Page* page) noexcept {
   park_empty(page);
-  if (empty_pages.count > retain_limit) {
-    // Every kRetainLowerEvery-th overflow lowers the limit by one, so a burst
-    // going away brings a raised limit back to kRetainedEmptyPages within a
-    // few times as many frees, while a working set that breathes (each turn
-    // discards what the next turn faults in again, one raise per block) still
-    // climbs to its size.
-    if (++overflows_to_lower == cfg::kRetainLowerEvery) {
-      overflows_to_lower = 0;
-      if (retain_limit > cfg::kRetainedEmptyPages) --retain_limit;
-    }
-    if (unanswered_discards < cfg::kRetainedEmptyMax) ++unanswered_discards;
-    while (empty_pages.count > retain_limit) discard_oldest_empty();
-  }
+  if (empty_pages.count <= retain_limit) return;
+  // Over the limit: the oldest go. While the limit is raised, kPurgeBatch of
+  // them at once (adjacent ones in one system call), so the LRU drops below
+  // the limit and never holds more than the limit allows.
+  std::size_t over = empty_pages.count - retain_limit;
+  std::size_t n = retain_limit > cfg::kRetainedEmptyPages && over < cfg::kPurgeBatch ? cfg::kPurgeBatch : over;
+  // For every kRetainLowerEvery blocks discarded the limit drops by one, so a
+  // burst going away brings a raised limit back to kRetainedEmptyPages
+  // within a few times as many frees, while a working set that breathes
+  // (each turn discards what the next turn faults in again, one raise per
+  // block) still climbs to its size.
+  for (overflows_to_lower += static_cast<std::uint32_t>(n); overflows_to_lower >= cfg::kRetainLowerEvery;
+       overflows_to_lower -= cfg::kRetainLowerEvery)
+    if (retain_limit > cfg::kRetainedEmptyPages) --retain_limit;
+  unanswered_discards = static_cast<std::uint32_t>(
+      unanswered_discards + n < cfg::kRetainedEmptyMax ? unanswered_discards + n : cfg::kRetainedEmptyMax);
+  discard_oldest_empties(n);
 }
 
 // Move an empty block from its class to the front of the LRU of empty blocks.
@@ -401,15 +412,34 @@ void PerThreadHeap::park_empty(Page* page) noexcept {
   empty_pages.push_front(page);
 }
 
-void PerThreadHeap::discard_oldest_empty() noexcept {
-  Page* oldest = empty_pages.back();
-  empty_pages.remove(oldest);
-  release_page(oldest);
+void PerThreadHeap::discard_oldest_empties(std::size_t count) noexcept {
+  while (count > 0) {
+    Page* batch[cfg::kPurgeBatch];
+    std::size_t n = 0;
+    for (; n < cfg::kPurgeBatch && n < count && empty_pages.count > 0; ++n) {
+      batch[n] = empty_pages.back();
+      empty_pages.remove(batch[n]);
+    }
+    if (n == 0) return;
+    count -= n;
+    for (std::size_t i = 1; i < n; ++i)  // by address (insertion sort: a handful)
+      for (std::size_t j = i; j > 0 && batch[j]->start() < batch[j - 1]->start(); --j) std::swap(batch[j], batch[j - 1]);
+    // A run: blocks each right after the last, all but the last touched whole.
+    for (std::size_t i = 0; i < n;) {
+      std::size_t end = i + 1;
+      while (end < n && batch[end - 1]->start() + cfg::kPageSize == batch[end]->start() &&
+             std::size_t{batch[end - 1]->touched_pages} * cfg::kOsPageSize == cfg::kPageSize)
+        ++end;
+      char* from = batch[i]->start();
+      discard(from, static_cast<std::size_t>(batch[end - 1]->start() - from) +
+                        std::size_t{batch[end - 1]->touched_pages} * cfg::kOsPageSize);
+      for (; i < end; ++i) release_page(batch[i]);
+    }
+  }
 }
 
-// Discard a retired block's memory and give the block back to its segment.
+// Give a retired block, its memory discarded, back to its segment.
 void PerThreadHeap::release_page(Page* page) noexcept {
-  discard(page->start(), page->touched_pages * cfg::kOsPageSize);
   page->touched_pages = 0;
   page->state = PageState::kUnused;
   SmallSegment* seg = segment_of_page(page);
@@ -450,7 +480,7 @@ void PerThreadHeap::release_all() noexcept {
   // The thread that adopts this heap reuses its empty blocks warm (thread
   // churn); abandoned heaps keep kAbandonedRetainedMax blocks at most, in all.
   std::size_t keep = reserve_abandoned(empty_pages.count);
-  while (empty_pages.count > keep) discard_oldest_empty();
+  discard_oldest_empties(empty_pages.count - keep);
   kept_abandoned = static_cast<std::uint32_t>(keep);
 }
 

@@ -115,7 +115,7 @@ struct PerThreadHeap {
   // one less for each discard.
   std::uint32_t retain_limit = cfg::kRetainedEmptyPages;
   std::uint32_t unanswered_discards = 0;  // discards not yet followed by a fresh block
-  std::uint32_t overflows_to_lower = 0;   // LRU overflows since the limit was last lowered
+  std::uint32_t overflows_to_lower = 0;   // blocks the LRU overflowed by since the limit was last lowered
   std::uint32_t kept_abandoned = 0;       // empty blocks counted in the abandoned heaps' budget
   SegmentList segments;         // segments this heap owns, those with unused pages first
   PerThreadHeap* next_heap = nullptr;    // registry of all heaps
@@ -182,9 +182,11 @@ struct PerThreadHeap {
   void push_available(std::size_t cls, Page* page) noexcept;
   void retire(Page* page) noexcept;
   void park_empty(Page* page) noexcept;
-  void discard_oldest_empty() noexcept;
-  friend void give_back_abandoned_block() noexcept;
-  void release_page(Page* page) noexcept;
+  // Discard the `count` oldest empty blocks at once: sorted by address,
+  // adjacent ones in one system call.
+  void discard_oldest_empties(std::size_t count) noexcept;
+  friend std::size_t give_back_abandoned_blocks(std::size_t count) noexcept;
+  void release_page(Page* page) noexcept;  // its memory discarded already
   SmallSegment* take_segment() noexcept;
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -150,6 +151,55 @@ TEST(StrataLarge, CallocReadsZeroInDirtyAndPurgedChunks) {
     EXPECT_TRUE(all_zero(objects[i], kSize)) << "object " << i;
   }
   for (unsigned char* p : objects) strata_free(p);
+}
+
+// Does the kernel give transparent huge pages where they are asked for?
+bool kernel_gives_huge_pages() {
+  std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return false;
+  char text[64] = {};
+  bool read = std::fgets(text, sizeof text, f) != nullptr;
+  std::fclose(f);
+  return read && std::strstr(text, "[never]") == nullptr;
+}
+
+// In a fresh process (its arenas hold no purged extents): callocs of 60 KiB
+// over several regions. 0: in every region huge pages back, at most one
+// populate call per 2 MiB extent, each leaving its extent resident whole.
+int populates_each_extent_once() {
+  constexpr std::size_t kSize = 60 * 1024;
+  constexpr std::size_t kExtents = cfg::kSegmentSize / cfg::kHugePageSize;
+  std::vector<void*> objects;
+  std::vector<std::pair<std::uintptr_t, std::size_t>> calls;  // region, populate calls in it
+  for (std::size_t i = 0; i < (cfg::kHugePagesFromRegion + 3) * (cfg::kSegmentSize / kSize); ++i) {
+    std::size_t before = strata::malloc_detail::populate_calls();
+    void* p = strata_calloc(1, kSize);
+    if (!p) return 1;
+    objects.push_back(p);
+    if (!strata::malloc_detail::large_region_has_huge_pages(p)) continue;
+    std::uintptr_t region = strata::malloc_detail::segment_base(p);
+    if (calls.empty() || calls.back().first != region) calls.emplace_back(region, 0);
+    std::size_t made = strata::malloc_detail::populate_calls() - before;
+    if (made == 0) continue;
+    if ((calls.back().second += made) > kExtents) return 2;
+    auto extent = (reinterpret_cast<std::uintptr_t>(p) + kSize / 2) & ~(cfg::kHugePageSize - 1);
+    if (resident_bytes(reinterpret_cast<void*>(extent), cfg::kHugePageSize) != cfg::kHugePageSize) return 3;
+  }
+  if (calls.size() < 2) return 4;  // huge pages back the regions from the third on
+  for (void* p : objects) strata_free(p);
+  return 0;
+}
+
+// In a region huge pages back, the first calloc of clean memory in each 2 MiB
+// extent faults the extent in whole (one system call; the kernel would give
+// the whole huge page at the first touch anyway); the later ones there need
+// none. (Elsewhere each calloc of clean memory faults in its own pages:
+// CallocReadsZeroInDirtyAndPurgedChunks.)
+TEST(StrataLargeDeathTest, CallocFaultsInAHugePageExtentOnceThenNeedsNoSystemCall) {
+  if (!kernel_populates()) GTEST_SKIP() << "the kernel cannot fault pages in on request (before Linux 5.14)";
+  if (!kernel_gives_huge_pages()) GTEST_SKIP() << "transparent huge pages are off (\"never\")";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(populates_each_extent_once()), testing::ExitedWithCode(0), "");
 }
 
 TEST(StrataLarge, ReallocGrowsInPlaceIntoAFreeNeighbour) {
@@ -328,6 +378,50 @@ TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
 
 // calloc skips clearing only memory no object has used: blocks that held
 // another class's objects, retired resident and reused warm, are cleared.
+// The overflow of a raised retain limit is discarded cfg::kPurgeBatch blocks
+// at a time, adjacent blocks in one system call: blocks filled in address
+// order and emptied in the same order go back in runs, not one call each.
+TEST(StrataPages, DiscardsOfARaisedLimitComeInBatchesOfAdjacentBlocks) {
+  std::thread([] {
+    for (int round = 0; round < 4; ++round) fill_and_free_blocks(24);  // raises the limit
+    void* probe = strata_malloc(256);
+    auto* heap = heap_of(probe);
+    strata_free(probe);
+    ASSERT_GT(heap->retain_limit, cfg::kRetainedEmptyPages);
+    std::size_t calls = strata::malloc_detail::discard_calls();
+    std::size_t pages = fill_and_free_blocks(256);
+    calls = strata::malloc_detail::discard_calls() - calls;
+    std::size_t blocks = pages / (cfg::kPageSize / cfg::kOsPageSize);
+    ASSERT_GE(blocks, 64u) << "a burst of 256 blocks overflows the limit";
+    EXPECT_LE(calls * 4, blocks) << calls << " calls for " << blocks << " blocks";
+    EXPECT_LE(heap->empty_pages.count, heap->retain_limit) << "batches never keep more than the limit";
+  }).join();
+}
+
+// calloc of small objects in fresh memory clears nothing, yet leaves every OS
+// page of the object faulted in for writing: a first read by the program
+// would map the shared zero page, and its first store then copy the page (a
+// second fault, and a TLB shootdown). 48-byte objects: 4096 is no multiple,
+// so objects straddle OS pages anywhere in the fresh memory a block opens.
+TEST(StrataPages, CallocOfAFreshObjectLeavesEachOfItsPagesResident) {
+  std::thread([] {
+    constexpr std::size_t kSize = 48;
+    constexpr std::size_t kCount = 3 * cfg::kPageSize / kSize;  // past any block the heap has begun
+    std::vector<unsigned char*> objects;
+    for (std::size_t i = 0; i < kCount; ++i) {
+      auto* p = static_cast<unsigned char*>(strata_calloc(1, kSize));
+      ASSERT_NE(p, nullptr);
+      auto first = reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kOsPageSize - 1);
+      std::size_t span = reinterpret_cast<std::uintptr_t>(p) + kSize - first;
+      EXPECT_EQ(resident_bytes(p, kSize), (span + cfg::kOsPageSize - 1) / cfg::kOsPageSize * cfg::kOsPageSize)
+          << "object " << i;
+      EXPECT_TRUE(std::all_of(p, p + kSize, [](unsigned char b) { return b == 0; })) << "object " << i;
+      objects.push_back(p);
+    }
+    for (unsigned char* p : objects) strata_free(p);
+  }).join();
+}
+
 TEST(StrataPages, CallocClearsAReusedBlock) {
   std::thread([] {
     constexpr std::size_t kBlocks = 3;

@@ -246,8 +246,11 @@ TEST(StrataThreads, ARunningThreadsFreshBlocksGiveBackTheBlocksKeptForAdopters) 
     stage.store(1);
     wait_for(2);
     kept_before = strata::malloc_detail::abandoned_kept_blocks();
-    std::vector<void*> objects;  // more than any heap keeps: fresh blocks are faulted in
-    for (std::size_t i = 0; i < 6 * kObjects; ++i) objects.push_back(strata_malloc(256));
+    // More than any heap keeps (its retain limit may have been raised by
+    // earlier tests): fresh blocks are faulted in.
+    constexpr std::size_t kBlocks = strata::malloc_config::kRetainedEmptyMax + 16;
+    std::vector<void*> objects;
+    for (std::size_t i = 0; i < kBlocks * (64 * 1024 / 256); ++i) objects.push_back(strata_malloc(256));
     kept_after = strata::malloc_detail::abandoned_kept_blocks();
     for (void* p : objects) strata_free(p);
   });
