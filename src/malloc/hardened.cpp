@@ -218,16 +218,36 @@ bool file_in_quarantine(PerThreadHeap* heap, void* object) noexcept {
 // The quarantine of threads without a heap: a thread that only frees (a
 // consumer, as bench/malloc prodcons's) or whose exit gave its heap up, and
 // the objects an exiting thread's quarantine still held. Shared, and without
-// a lock (fork-safe): each free takes the next entry and releases the object
-// it held, so an object waits for kSharedRing later such frees, in order.
+// a lock (fork-safe): the n-th such free takes an entry of a ring and the
+// object that entry held leaves. Taken in order, the entries would hand the
+// objects to their owners' remote lists in the order they were freed, and
+// malloc would give them back in exactly that order reversed; so with
+// cfg::kRandomSlots each round of the ring visits every group of kDrainBatch
+// entries in an order of its own (drain_quarantine's walk: an odd stride, a
+// start and a xor mask, drawn from the round's number keyed with the secret,
+// about 19 instructions a free): every object still waits for
+// kSharedRing - kDrainBatch + 1 to kSharedRing + kDrainBatch - 1 later frees,
+// and leaves its group in a random order. No extra atomic operation.
 constexpr std::size_t kSharedRing = cfg::kQuarantineSlots > 0 ? cfg::kQuarantineSlots : 1;
 constinit std::atomic<std::size_t> g_shared_next{0};
 constinit std::atomic<void*> g_shared_quarantine[kSharedRing] = {};
 
+[[maybe_unused]] __attribute__((always_inline)) inline std::size_t shared_entry(std::size_t n) noexcept {
+  std::size_t i = n % kSharedRing;
+  if constexpr (!cfg::kRandomSlots || kSharedRing < kDrainBatch) {
+    return i;
+  } else {
+    constexpr std::size_t kMask = kDrainBatch - 1;
+    std::uint64_t r = ((n / kSharedRing) ^ g_heap_secret) * 0x9e3779b97f4a7c15;  // the round's draw
+    std::size_t stride = ((r >> 40) & kMask) | 1, start = (r >> 48) & kMask, flip = (r >> 56) & kMask;
+    return (i & ~kMask) + ((((i & kMask) * stride + start) & kMask) ^ flip);
+  }
+}
+
 // acq_rel: the releasing thread sees the slot as the freeing thread left it.
-[[maybe_unused]] void quarantine_shared(void* object) noexcept {
-  std::size_t entry = g_shared_next.fetch_add(1, std::memory_order_relaxed) % kSharedRing;
-  void* oldest = g_shared_quarantine[entry].exchange(object, std::memory_order_acq_rel);
+[[maybe_unused]] __attribute__((always_inline)) inline void quarantine_shared(void* object) noexcept {
+  std::size_t n = g_shared_next.fetch_add(1, std::memory_order_relaxed);
+  void* oldest = g_shared_quarantine[shared_entry(n)].exchange(object, std::memory_order_acq_rel);
   if (!oldest) return;
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(oldest));  // the caller has no heap: always remote
   push_remote_free(seg, seg->page_of(oldest), static_cast<FreeBlock*>(oldest));

@@ -38,6 +38,12 @@ void push_through_quarantine(std::size_t size) {
   for (auto* f : filler) strata_free(f);
 }
 
+std::vector<void*> allocate_each(std::size_t count, std::size_t size) {
+  std::vector<void*> objects(count);
+  for (auto& o : objects) o = strata_malloc(size);
+  return objects;
+}
+
 using StrataHardenedDeathTest = testing::Test;
 
 TEST_F(StrataHardenedDeathTest, CanaryAfterASmallObject) {
@@ -335,6 +341,19 @@ TEST(StrataHardened, QuarantineDelaysReuseOfAFreeByAThreadWithoutAHeap) {
   expect_not_reused(p, 96, 8);
 }
 
+TEST(StrataHardened, AFreeByAThreadWithoutAHeapWaitsForMoreThanTheRingLessABatch) {
+  // The shared ring's random order moves an object at most a batch (32)
+  // earlier: after 224 later frees by threads without a heap it still waits.
+  // Eight times, each from another place in the ring (225 frees apart).
+  for (int round = 0; round < 8; ++round) {
+    void* p = strata_malloc(96);
+    std::vector<void*> later = allocate_each(cfg::kQuarantineSlots - 32, 96);
+    later.insert(later.begin(), p);
+    free_from_a_thread_without_a_heap(later);
+    expect_not_reused(p, 96, 8);
+  }
+}
+
 TEST(StrataHardened, ThreadsWithoutAHeapShareTheirQuarantineSafely) {
   // Each object leaves the shared quarantine once: the owner never gets one
   // slot twice while both are live.
@@ -386,24 +405,46 @@ TEST_F(StrataHardenedDeathTest, WriteAfterAFreeByAThreadWithoutAHeapSeenOnReuse)
   for (void* o : others) strata_free(o);
 }
 
+// The indices of `watched` in the order the calling thread's next
+// allocations of `size` return them.
+std::vector<std::size_t> reuse_order(const std::vector<void*>& watched, std::size_t size) {
+  std::vector<std::size_t> order;
+  for (int i = 0; i < 20000 && order.size() < watched.size(); ++i) {
+    void* q = strata_malloc(size);
+    for (std::size_t k = 0; k < watched.size(); ++k)
+      if (watched[k] == q) order.push_back(k);
+  }
+  return order;
+}
+
+// Objects freed in index order and released in that order come back from
+// their blocks' free lists (a stack) as ..., 2, 1, 0: the steps up in `order`
+// count the pairs that do not.
+std::size_t steps_up(const std::vector<std::size_t>& order) {
+  std::size_t up = 0;
+  for (std::size_t i = 1; i < order.size(); ++i) up += order[i] > order[i - 1];
+  return up;
+}
+
 TEST(StrataHardened, SlotsAreNotReusedInFreeOrder) {
-  // Without the random choice, objects leaving the quarantine in order
-  // a[0], a[1], ... come back from the free list as ..., a[1], a[0].
-  constexpr std::size_t kWatched = 200;
-  std::vector<void*> a(kWatched);
-  for (auto& o : a) o = strata_malloc(48);
+  std::vector<void*> a = allocate_each(200, 48);
   for (auto* o : a) strata_free(o);
   push_through_quarantine(48);
-  std::vector<std::size_t> order;
-  for (int i = 0; i < 20000 && order.size() < kWatched; ++i) {
-    void* q = strata_malloc(48);
-    for (std::size_t k = 0; k < kWatched; ++k)
-      if (a[k] == q) order.push_back(k);
-  }
-  ASSERT_GT(order.size(), kWatched / 2);
-  std::size_t inversions = 0;  // pairs that do not follow the LIFO order
-  for (std::size_t i = 1; i < order.size(); ++i) inversions += order[i] > order[i - 1];
-  EXPECT_GT(inversions, order.size() / 10);
+  std::vector<std::size_t> order = reuse_order(a, 48);
+  ASSERT_GT(order.size(), a.size() / 2);
+  EXPECT_GT(steps_up(order), order.size() / 10);
+}
+
+TEST(StrataHardened, SlotsFreedByThreadsWithoutAHeapAreNotReusedInFreeOrder) {
+  // The shared quarantine is a ring: alone, it would release these to the
+  // owner's remote list in the order they were freed.
+  std::vector<void*> a = allocate_each(4 * cfg::kQuarantineSlots, 48);  // each round draws its own order
+  std::vector<void*> others = allocate_each(2 * cfg::kQuarantineSlots, 48);  // push `a` out of the quarantine
+  free_from_a_thread_without_a_heap(a);
+  free_from_a_thread_without_a_heap(others);
+  std::vector<std::size_t> order = reuse_order(a, 48);
+  ASSERT_GT(order.size(), a.size() / 2);
+  EXPECT_GT(steps_up(order), order.size() / 10);
 }
 
 TEST(StrataHardened, CorrectUseOfEveryKindWorks) {
