@@ -24,7 +24,7 @@ std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcep
   auto* object = static_cast<char*>(const_cast<void*>(p));
   if (cfg::kHardened || STRATA_UNLIKELY(!passes_free_checks(page, p)))
     object = static_cast<char*>(small_live_object(page, object, seg->header.owner == tl_heap, use));
-  if constexpr (cfg::kHardened) return hardened_usable_size(object, page, p);
+  if constexpr (cfg::kCanaryBytes > 0) return hardened_usable_size(object, page, p);  // the recorded request
   return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));
 }
 
