@@ -31,22 +31,19 @@ __attribute__((noinline)) void free_huge_or_foreign(void* p) noexcept {
   huge_free(p);
 }
 
-inline __attribute__((always_inline)) void free_by_kind(SegmentHeader* seg, void* p) noexcept {
-  if (seg->kind == SegmentKind::kSmall) {
-    auto* small = reinterpret_cast<SmallSegment*>(seg);
-    free_remote(small, small->page_of(p), p);
+}  // namespace
+
+void deallocate_other(void* p, Page* page) noexcept {
+  // The descriptor's address lies in the segment's first page: its segment.
+  SegmentHeader* seg = &segment_of_page(page)->header;
+  if (STRATA_LIKELY(seg->kind == SegmentKind::kSmall)) {
+    free_remote(p, page);
   } else if (seg->kind == SegmentKind::kLarge) {
     free_large(p);
   } else {
     free_huge_or_foreign(p);
   }
 }
-
-}  // namespace
-
-void deallocate_other(SegmentHeader* seg, void* p) noexcept { free_by_kind(seg, p); }
-
-void deallocate_not_owned(void* p) noexcept { free_by_kind(segment_of(p), p); }
 
 std::uintptr_t g_gate_lo = 0;
 std::size_t g_gate_span = 0;

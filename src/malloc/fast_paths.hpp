@@ -48,9 +48,10 @@ inline PerThreadHeap* thread_heap() noexcept {
 // malloc of anything the fast path cannot serve (fast_paths.cpp).
 __attribute__((noinline)) void* allocate_slow(std::size_t size) noexcept;
 // free() of anything but an object of the calling thread's own small blocks.
-__attribute__((noinline)) void deallocate_other(SegmentHeader* seg, void* p) noexcept;
-// The same, finding the segment again: the fast path keeps only p live.
-__attribute__((noinline)) void deallocate_not_owned(void* p) noexcept;
+// page: SmallSegment::page_at of p's low bits in p's segment, whatever its
+// kind (an address inside the segment's first page, which names the segment
+// too): the fast path has it in a register, in the argument's place.
+__attribute__((noinline)) void deallocate_other(void* p, Page* page) noexcept;
 
 inline bool fits_large(std::size_t size, std::size_t align) noexcept {
   return size <= cfg::kLargeMax && (align <= cfg::kMinAlign || size + align <= cfg::kLargeMax);
@@ -102,11 +103,12 @@ inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) no
 inline __attribute__((always_inline)) void deallocate_nonnull(void* p, std::uintptr_t low_bits) noexcept {
   SegmentHeader* seg = segment_of(p);
   PerThreadHeap* heap = tl_heap;
+  // Computed before the kind is known: the other paths take it too.
+  Page* page = reinterpret_cast<SmallSegment*>(seg)->page_at(low_bits);
   // Only a small segment has an owner, and tl_heap is never nullptr: a match
   // proves both the kind and the ownership in one compare. A thread without a
   // heap (new or exiting) has &g_no_heap, which owns nothing: the remote path.
   if (STRATA_LIKELY(seg->owner == heap)) {
-    Page* page = reinterpret_cast<SmallSegment*>(seg)->page_at(low_bits);
     auto* b = static_cast<FreeBlock*>(p);
     // The checks every build makes, on what free reads anyway: p starts a slot
     // (slot_magic is 0 for blocks of aligned objects and blocks not in use,
@@ -125,7 +127,7 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p, std::uint
     heap->free_local_slow(page, p);
     return;
   }
-  deallocate_not_owned(p);
+  deallocate_other(p, page);
 }
 
 // The free gate: free() reads the segment header of p (at segment_of(p), the

@@ -171,7 +171,7 @@ void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
   if (STRATA_LIKELY(seg->header.owner == heap)) {
     heap->push_local_placed(page, b, second);
   } else {
-    push_remote_free(seg, page, b);
+    push_remote_free(page, b);
   }
 }
 
@@ -250,7 +250,7 @@ constinit std::atomic<void*> g_shared_quarantine[kSharedRing] = {};
   void* oldest = g_shared_quarantine[shared_entry(n)].exchange(object, std::memory_order_acq_rel);
   if (!oldest) return;
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(oldest));  // the caller has no heap: always remote
-  push_remote_free(seg, seg->page_of(oldest), static_cast<FreeBlock*>(oldest));
+  push_remote_free(seg->page_of(oldest), static_cast<FreeBlock*>(oldest));
 }
 
 [[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
@@ -380,7 +380,7 @@ __attribute__((noinline)) void free_in_unknown_segment(void* p) noexcept {
     report_invalid(Use::kFree, p);
   }
   SegmentHeader* seg = segment_of(p);
-  if (seg->kind != SegmentKind::kSmall) return deallocate_other(seg, p);
+  if (seg->kind != SegmentKind::kSmall) return deallocate_other(p, reinterpret_cast<SmallSegment*>(seg)->page_of(p));
   known_segment(base) = base;
   hardened_free(p);  // the fast path, now that the segment is known
 }

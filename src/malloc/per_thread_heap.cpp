@@ -63,21 +63,6 @@ FreeBlock* list_tail(FreeBlock* list) noexcept {
   return list;
 }
 
-// Push the chain first..last of n objects onto the block's remote list (any
-// thread); returns the word the push left (the list from first on, and its length).
-std::uintptr_t push_remote(Page* page, FreeBlock* first, FreeBlock* last, std::uint32_t n) noexcept {
-  std::atomic<std::uintptr_t>& remote = page->remote();
-  std::uintptr_t head = remote.load(std::memory_order_relaxed);
-  std::uintptr_t pushed;
-  do {
-    // Every object of a reclaimed block was free already: this one is freed twice.
-    if (__builtin_expect(head == kReclaimedBlock, 0)) report_freed(Use::kFree, first);
-    last->set_next(remote_head(head));
-    pushed = reinterpret_cast<std::uintptr_t>(first) | ((head & ~(kRemoteOne - 1)) + n * kRemoteOne);
-  } while (!remote.compare_exchange_weak(head, pushed, std::memory_order_seq_cst, std::memory_order_relaxed));
-  return pushed;
-}
-
 // Move the frees other threads pushed onto the block's own free list, counted
 // by the word (not walked: the objects are in the freeing threads' caches). A
 // block a freeing thread reclaimed (every object free, memory discarded)
@@ -105,10 +90,6 @@ bool collect_remote(Page* page) noexcept {
 
 std::size_t page_index(const Page* page, const SmallSegment* seg) noexcept {
   return static_cast<std::size_t>(page - seg->pages);
-}
-
-SmallSegment* segment_of_page(const Page* page) noexcept {
-  return reinterpret_cast<SmallSegment*>(reinterpret_cast<std::uintptr_t>(page) & ~(cfg::kSegmentSize - 1));
 }
 
 // The hardened build: the last OS page of every page block becomes a guard, so
@@ -524,34 +505,22 @@ void try_reclaim(PerThreadHeap* owner, Page* page, std::uintptr_t full) noexcept
 
 }  // namespace
 
-void free_remote(SmallSegment* segment, Page* page, void* p) noexcept {
-  // The owner's two checks; anything else takes the full check.
-  auto* b = static_cast<FreeBlock*>(p);
-  if (__builtin_expect(!passes_free_checks(page, p), 0))
-    b = static_cast<FreeBlock*>(small_live_object(page, p, false, Use::kFree));
+void free_remote_checked(void* p, Page* page) noexcept {
+  auto* b = static_cast<FreeBlock*>(small_live_object(page, p, false, Use::kFree));
   b->tag = freed_tag(page);
-  push_remote_free(segment, page, b);
+  push_remote_free(page, b);
 }
 
-void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept {
-  PerThreadHeap* owner = segment->header.owner;
-  std::uintptr_t pushed = push_remote(page, b, b, 1);
-  // After the push (see PerThreadHeap::move_to_full): tell the owner if the block is on
-  // its full list. The descriptor stays mapped even if the owner has meanwhile
-  // collected this free and reused the block; the worst case is a spurious flag
-  // (or a stale capacity, which try_reclaim's compare-and-swap sees through).
-  if (page->in_full().load(std::memory_order_seq_cst)) {
-    // The last object of a full block: give its memory back now, whatever the
-    // owner is doing (a burst freed by another thread, an exited owner).
-    if (remote_count(pushed) == page_shared(page).full_capacity.load(std::memory_order_relaxed) && !checked_mode())
-      try_reclaim(owner, page, pushed);
-    // Read first: a store when the flag is up already would take the line
-    // from the owner at every free. (Ordered after the push, so an owner that
-    // clears the flag after this read scans after the push too.)
-    std::size_t cls = page_shared(page).full_cls.load(std::memory_order_relaxed);
-    if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
-      owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
-  }
+void remote_free_last(FreeBlock*, Page* page, std::uintptr_t pushed) noexcept {
+  // The last object of a full block: give its memory back now, whatever the
+  // owner is doing (a burst freed by another thread, an exited owner). A
+  // stale owner only misleads owner_will_reuse, whose verdict try_reclaim's
+  // compare-and-swap checks anyway.
+  PerThreadHeap* owner = segment_of_page(page)->header.owner;
+  if (!checked_mode()) try_reclaim(owner, page, pushed);
+  std::size_t cls = page_shared(page).full_cls.load(std::memory_order_relaxed);
+  if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
+    owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
 }
 
 std::size_t reclaimed_blocks() noexcept { return g_reclaimed_blocks.load(std::memory_order_relaxed); }

@@ -194,9 +194,79 @@ struct PerThreadHeap {
 // free that hands back the last object of a full block discards the block,
 // unless its owner is active and near it (cfg::kRemoteKeepMs, kRemoteKeepLag):
 // then the owner collects it warm at a refill.
-void free_remote(SmallSegment* segment, Page* page, void* p) noexcept;
-// The same after the checks: push a tagged object onto its block's remote list.
-void push_remote_free(SmallSegment* segment, Page* page, FreeBlock* b) noexcept;
+//
+// The common case is inline in free's not-owned path (fast_paths.cpp,
+// deallocate_other): two checks, one compare-and-swap, one test of in_full,
+// and no frame: whatever needs registers across a call is out of line
+// (free_remote_checked, remote_free_last), so the path saves none.
+// `page`: the descriptor p's address selects (SmallSegment::page_at).
+__attribute__((noinline)) void free_remote_checked(void* p, Page* page) noexcept;
+// After a push that left every object of a full block on its remote list
+// (`pushed`, the word the push left, counts the block's capacity): reclaim
+// the block unless its owner will soon reuse it (try_reclaim), then raise the
+// class's full_has_remote flag as remote_free_into_full does. (b, the object
+// pushed, is not used: the remote free's own arguments, in the registers they
+// are in, so the fast path moves none.)
+__attribute__((noinline)) void remote_free_last(FreeBlock* b, Page* page, std::uintptr_t pushed) noexcept;
+
+// Push the chain first..last of n objects onto the block's remote list (any
+// thread); returns the word the push left (the list from first on, and its
+// length). A block a freeing thread reclaimed holds only free objects: one
+// more free into it is a double free.
+inline __attribute__((always_inline)) std::uintptr_t push_remote(Page* page, FreeBlock* first, FreeBlock* last,
+                                                                 std::uint32_t n) noexcept {
+  std::atomic<std::uintptr_t>& remote = page->remote();
+  std::uintptr_t head = remote.load(std::memory_order_relaxed);
+  std::uintptr_t pushed;
+  // The word from head: the list's address replaced by first's, n more objects.
+  const std::uintptr_t add = reinterpret_cast<std::uintptr_t>(first) + n * kRemoteOne;
+  do {
+    if (__builtin_expect(head == kReclaimedBlock, 0)) report_freed(Use::kFree, first);
+    std::uintptr_t list = head & (kRemoteOne - 1);
+    last->set_next(reinterpret_cast<FreeBlock*>(list));
+    pushed = head - list + add;
+  } while (!remote.compare_exchange_weak(head, pushed, std::memory_order_seq_cst, std::memory_order_relaxed));
+  return pushed;
+}
+
+// After a push into a block on its owner's full list (a producer's blocks,
+// which a consumer thread frees): tell the owner, by the class's
+// full_has_remote flag, unless it is up already; read first, since a store
+// when it is up would take the line from the owner at every free. (Ordered
+// after the push, so an owner that clears the flag after this read scans
+// after the push too.) The owner is read after the push: a heap is never
+// freed, and a stale one (the segment went to another heap meanwhile) gets
+// a spurious flag at worst. The last object of the block takes
+// remote_free_last, out of line.
+inline __attribute__((always_inline)) void remote_free_into_full(FreeBlock* b, Page* page,
+                                                                  std::uintptr_t pushed) noexcept {
+  SmallSegment::PageShared& shared = page_shared(page);
+  if (__builtin_expect(remote_count(pushed) == shared.full_capacity.load(std::memory_order_relaxed), 0))
+    return remote_free_last(b, page, pushed);
+  PerThreadHeap* owner = segment_of_page(page)->header.owner;
+  std::size_t cls = shared.full_cls.load(std::memory_order_relaxed);
+  if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
+    owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+}
+
+// A tagged object onto its block's remote list. After the push (see
+// PerThreadHeap::move_to_full): tell the owner if the block is on its full
+// list. The descriptor stays mapped even if the owner has meanwhile collected
+// this free and reused the block; the worst case is a spurious flag (or a
+// stale capacity, which try_reclaim's compare-and-swap sees through).
+inline __attribute__((always_inline)) void push_remote_free(Page* page, FreeBlock* b) noexcept {
+  std::uintptr_t pushed = push_remote(page, b, b, 1);
+  if (__builtin_expect(page->in_full().load(std::memory_order_seq_cst), 0)) remote_free_into_full(b, page, pushed);
+}
+
+// The remote free's fast path: the owner's two checks (anything else takes
+// the full check, out of line), the freed tag, the push.
+inline __attribute__((always_inline)) void free_remote(void* p, Page* page) noexcept {
+  if (__builtin_expect(!passes_free_checks(page, p), 0)) return free_remote_checked(p, page);
+  auto* b = static_cast<FreeBlock*>(p);
+  b->tag = freed_tag(page);
+  push_remote_free(page, b);
+}
 // The hardened build: release every object the heap's quarantine holds (hardened.cpp).
 void quarantine_flush(PerThreadHeap* heap) noexcept;
 std::size_t reclaimed_blocks() noexcept;  // blocks discarded that way (statistics)

@@ -303,6 +303,11 @@ struct SmallSegment {
 
 static_assert(sizeof(SmallSegment) <= cfg::kPageSize, "the header fits in page 0");
 
+// The segment a descriptor lies in (any address of a segment's first page).
+inline SmallSegment* segment_of_page(const Page* page) noexcept {
+  return reinterpret_cast<SmallSegment*>(reinterpret_cast<std::uintptr_t>(page) & ~(cfg::kSegmentSize - 1));
+}
+
 // A descriptor's PageShared entry, at the same index in the parallel array.
 static_assert(sizeof(SmallSegment::PageShared) == sizeof(Page));
 inline SmallSegment::PageShared& page_shared(const Page* page) noexcept {
