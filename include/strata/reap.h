@@ -99,8 +99,8 @@ static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
      * so that the caller's stores and the tags find their lines in L1. A
      * loop of allocations otherwise waits for a line at every cache line of
      * objects, and the tag is one more store waiting with them (region
-     * benchmark: the tag store cost 10%; with this the reap runs 0.94x
-     * (small) and 0.84x (large) the inline region: docs/benchmarks-reap.md).
+     * benchmark: the tag store cost 10%; with this the reap runs 0.94-0.99x
+     * (small) and 0.84-0.87x (large) the inline region: docs/benchmarks-reap.md).
      * A prefetch never faults: past the run it is dropped or wasted. */
     __builtin_prefetch((const void *)(object + STRATA_REAP_PREFETCH_AHEAD), 1, 3);
 #endif
