@@ -76,9 +76,13 @@ void strata_reap_clear(strata_reap *reap);
  * inline window cannot serve. */
 void *strata_reap_malloc_slow(strata_reap *reap, size_t size);
 
+/* How far ahead of the bump the inline path prefetches (bytes). */
+#define STRATA_REAP_PREFETCH_AHEAD 1024
+
 /* size 0 gives a unique pointer that can be freed. Inline: bump within the
  * head's window and write the object's boundary tag; anything else (window
- * empty, checked mode, freed objects waiting, larger sizes) is one call away. */
+ * empty, checked mode, freed objects waiting, larger sizes) is one call away.
+ * The inline path also prefetches the stream 1 KiB ahead (below). */
 static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
   strata_reap_head *head = (strata_reap_head *)(void *)reap;
   const uintptr_t object = head->bump;
@@ -90,6 +94,16 @@ static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
 #endif
     head->bump = object + slot;
     *(unsigned char *)(object - 1) = (unsigned char)(slot >> 4);
+#if defined(__GNUC__)
+    /* The stream is filled in address order: fetch the line 1 KiB ahead now,
+     * so that the caller's stores and the tags find their lines in L1. A
+     * loop of allocations otherwise waits for a line at every cache line of
+     * objects, and the tag is one more store waiting with them (region
+     * benchmark: the tag store cost 10%; with this the reap runs 0.94-0.99x
+     * (small) and 0.84-0.87x (large) the inline region: docs/benchmarks-reap.md).
+     * A prefetch never faults: past the run it is dropped or wasted. */
+    __builtin_prefetch((const void *)(object + STRATA_REAP_PREFETCH_AHEAD), 1, 3);
+#endif
     return (void *)object;
   }
   return strata_reap_malloc_slow(reap, size);

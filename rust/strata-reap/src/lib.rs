@@ -280,6 +280,12 @@ impl Reap {
             if slot.wrapping_sub(1) < 4080 && slot.wrapping_sub(1) < (*head).limit.wrapping_sub(object) {
                 (*head).bump = object + slot;
                 *((object - 1) as *mut u8) = (slot >> 4) as u8;
+                // As strata/reap.h: the stream 1 KiB ahead into L1 (a
+                // prefetch never faults).
+                #[cfg(target_arch = "x86_64")]
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    (object + 1024) as *const i8,
+                );
                 // An open window is never at address 0.
                 return Ok(NonNull::new_unchecked(object as *mut u8));
             }
