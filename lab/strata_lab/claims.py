@@ -17,7 +17,16 @@ Each estimate carries a 95% interval (stats.py). Four verdicts:
 A claim "for every program" has one estimate per program, each at the
 Bonferroni-corrected level (stats.corrected); it is held when every program
 holds, not held when some program does not (the row names them), and
-inconclusive otherwise. A claim "for six of the eight" (at_least = 0.75) is
+inconclusive otherwise. The correction guards "not held" (one program of k
+wrongly breaking it: k chances). "Held" needs every program to hold, so it is
+wrong only if some program that truly misses has its interval on the held
+side: that one program's chance, whatever k (an intersection-union test,
+Berger 1982). So where a claim also carries hold_estimates (the same
+quantity at the uncorrected 95%), a program holds when its 95% interval lies
+on the claim's side; it breaks the claim only when its corrected interval
+lies on the other. Not for "six of the eight" claims (there a wrong "held"
+may come from any of several programs): those use the corrected intervals
+on both sides. A claim "for six of the eight" (at_least = 0.75) is
 held when that many programs hold, not held when too many do not. Verdicts come only from these estimates: nothing is
 read from a file."""
 import math
@@ -110,6 +119,8 @@ class Claim:
     exceptions: str = ""     # the paper's own exceptions
     note: str = ""           # context beside the verdict (e.g. the workloads' allocation rates)
     cells: set = field(default_factory=set)         # cells whose rounds decide it (adaptive rounds)
+    # label -> the estimate at the uncorrected 95% (an "every" claim's held side: intersection-union, above)
+    hold_estimates: dict = field(default_factory=dict)
     # filled by judge():
     verdict: str = NOT_MEASURED
     breakers: list = field(default_factory=list)    # programs on the other side
@@ -121,7 +132,7 @@ class Claim:
         if not measured:
             self.verdict = NOT_MEASURED
             return self
-        sides = {k: self.criterion.side(e) for k, e in measured.items()}
+        sides = {k: self.side_of(k) for k in measured}
         self.breakers = [k for k, s in sides.items() if s == NOT_HELD]
         self.undecided = [k for k, s in sides.items() if s == INCONCLUSIVE] + missing
         if self.at_least is not None:
@@ -138,13 +149,36 @@ class Claim:
             self.verdict = HELD
         return self
 
+    def hold_estimate(self, label: str) -> Optional[stats.Estimate]:
+        """The estimate that decides whether `label` holds: its 95% one for an "every" claim judged by
+        intersection-union (not "six of the eight"), else the one shown."""
+        if self.at_least is None and self.hold_estimates.get(label) is not None:
+            return self.hold_estimates[label]
+        return self.estimates.get(label)
+
+    def side_of(self, label: str) -> str:
+        """A program's side: not held by its (corrected) estimate, held by its hold_estimate, else inconclusive."""
+        side = self.criterion.side(self.estimates[label])
+        if side == INCONCLUSIVE and self.criterion.side(self.hold_estimate(label)) == HELD:
+            return HELD
+        return side
+
     def interval_text(self) -> str:
         if not self.estimates:
             return "no data"
         if len(self.estimates) == 1:
             e = next(iter(self.estimates.values()))
             return "no data" if e is None else e.text()
-        return "; ".join(f"{k} {'no data' if e is None else e.text()}" for k, e in self.estimates.items())
+        return "; ".join(f"{k} {'no data' if e is None else e.text()}{self._hold_text(k)}"
+                         for k, e in self.estimates.items())
+
+    def _hold_text(self, label: str) -> str:
+        """The 95% interval that judged a program held when the corrected one shown would not have."""
+        e, hold = self.estimates.get(label), self.hold_estimate(label)
+        if e is None or hold is None or hold is e or self.criterion.side(e) != INCONCLUSIVE \
+                or self.criterion.side(hold) != HELD:
+            return ""
+        return f", held at 95% (intersection-union): [{hold.low:.3f}, {hold.high:.3f}]"
 
     def outcome_text(self) -> str:
         parts = []

@@ -30,3 +30,37 @@ def test_rounds_differ_in_program_order_and_within_a_program():
 
 def test_the_same_seed_gives_the_same_order():
     assert round_order(_cells(), random.Random(7)) == round_order(_cells(), random.Random(7))
+
+
+def _matrix():
+    """A program's cells as the default config has them: modes x allocators x presets."""
+    return [Cell(w, m, 20, a, p) for w in ("compiler", "interp") for m in ("custom", "reap", "naive")
+            for a in ("glibc", "jemalloc", "mimalloc") for p in ("Adv0", "Adv3")]
+
+
+def _stretches(values: list) -> int:
+    return sum(1 for i, v in enumerate(values) if i == 0 or values[i - 1] != v)
+
+
+def test_an_allocators_cells_and_a_presets_modes_are_neighbours():
+    for seed in range(10):
+        order = round_order(_matrix(), random.Random(seed))
+        allocators = [(c.workload, c.allocator) for c in order]
+        presets = [(c.workload, c.allocator, c.preset) for c in order]
+        assert _stretches(allocators) == len(set(allocators)) == 6
+        assert _stretches(presets) == len(set(presets)) == 12
+        for i, c in enumerate(order):   # reap and custom of one allocator and preset: at most one run between
+            if c.mode == "reap":
+                custom = next(j for j, d in enumerate(order)
+                              if d.mode == "custom" and (d.workload, d.allocator, d.preset)
+                              == (c.workload, c.allocator, c.preset))
+                assert abs(i - custom) <= 2
+
+
+def test_every_level_is_shuffled():
+    orders = [round_order(_matrix(), random.Random(seed)) for seed in range(12)]
+    assert len({tuple(dict.fromkeys(c.allocator for c in o if c.workload == "compiler")) for o in orders}) > 1
+    assert len({tuple(dict.fromkeys(c.preset for c in o if c.workload == "compiler" and c.allocator == "glibc"))
+                for o in orders}) > 1
+    assert len({tuple(c.mode for c in o if c.workload == "compiler" and c.allocator == "glibc"
+                      and c.preset == "Adv0") for o in orders}) > 1

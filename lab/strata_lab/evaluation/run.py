@@ -7,8 +7,9 @@ The order of work:
      section's figures and the preconditioner's size distributions;
   3. base rounds: each round runs every cell once, in a shuffled order, so
      runs of different cells interleave and ratios pair runs of one round;
-     a program's cells run back to back (round_order), so the two runs of a
-     pair are seconds apart, not minutes, and share the machine's load;
+     a program's cells run back to back (round_order), and within them an
+     allocator's, and within those a preset's modes, so the two runs of a
+     pair are neighbours and share the machine's load;
   4. memory runs of the memory sections' cells, in rounds of their own;
   5. the timed benchmark programs of [bench.*], interleaved the same way, and
      the misuse suite on the hardening section's allocators (hardening.py);
@@ -41,22 +42,33 @@ from .valgrind_runs import valgrind_run
 
 
 def round_order(cells: list, rng: random.Random) -> list:
-    """The cells of a round in a shuffled order that keeps each (workload, scale)'s cells together.
+    """The cells of a round in a shuffled order that keeps each (workload, scale)'s cells together, and within
+    them each allocator's, and within those each preset's: the modes of one allocator and preset run one after
+    another.
 
     Every ratio the report computes pairs two cells of one program at one scale (modes, allocators or presets
     against each other). Shuffled one by one, a round's cells spread over minutes, and on a shared machine
-    the two runs of a pair then meet different loads: the pairing no longer cancels the load. Programs in a
-    shuffled order, and each program's cells shuffled, keep both kinds of interleaving."""
-    groups = {}
-    for cell in cells:
-        groups.setdefault((cell.workload, cell.scale), []).append(cell)
-    order = sorted(groups)
-    rng.shuffle(order)
+    the two runs of a pair then meet different loads: the pairing no longer cancels the load. The most-used
+    pairs are modes of one allocator and preset (custom against naive or reap: regions, reaps, per-class),
+    then presets of one allocator and mode (resilience): nesting allocator > preset > mode makes those pairs
+    neighbours. A program's cells are many (the default config runs up to 15 cells of compiler at scale 0.1);
+    shuffled flat within the program, a reap/custom pair was a few runs apart and its runs' CPU-time ratio
+    spread more (docs/lab.md, "Pairs as neighbours"). Every level is shuffled: programs, allocators, presets
+    and modes each come in a new order each round."""
+    def shuffled_groups(items: list, key) -> list:
+        groups = {}
+        for item in items:
+            groups.setdefault(key(item), []).append(item)
+        order = sorted(groups)
+        rng.shuffle(order)
+        return [groups[k] for k in order]
+
     out = []
-    for key in order:
-        group = groups[key]
-        rng.shuffle(group)
-        out += group
+    for program in shuffled_groups(cells, lambda c: (c.workload, c.scale)):
+        for allocator in shuffled_groups(program, lambda c: c.allocator):
+            for preset in shuffled_groups(allocator, lambda c: c.preset):
+                rng.shuffle(preset)
+                out += preset
     return out
 
 

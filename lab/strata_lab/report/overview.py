@@ -23,8 +23,9 @@ def claims_section(r: Results, sections: list) -> Section:
             "so far.")
     s.p(f"{len(claims)} claims: {counts['held']} held, {counts['not held']} not held, {counts['inconclusive']} "
         f"inconclusive, {counts[NOT_MEASURED]} not measured. Each verdict comes from a 95% confidence interval of "
-        "the quantity the claim is about (bootstrap over paired rounds; Bonferroni-corrected per program for "
-        "claims about every program): **held** when the interval lies on the claim's side (inside the margin, for "
+        "the quantity the claim is about (bootstrap over paired rounds; for claims about every program, a program "
+        "breaks the claim by its Bonferroni-corrected interval and holds it by its 95% one, since held needs every "
+        "program: an intersection-union test): **held** when the interval lies on the claim's side (inside the margin, for "
         "'within' and 'unaffected' claims), **not held** when it lies on the other side, **inconclusive** when "
         "it straddles the threshold. Claims marked *ours* are not a paper's.")
     s.table(["verdict", "claim", "source", "quantity and criterion", "estimate (95% CI)", "details"],
@@ -32,7 +33,7 @@ def claims_section(r: Results, sections: list) -> Section:
               f"{c.quantity}; claim: {c.criterion.text()}" + (f"; paper: {c.paper_figure}" if c.paper_figure else ""),
               c.interval_text(), "; ".join(x for x in (c.outcome_text(), c.note) if x)] for c in claims])
     rows = [(f"{c.key}" + ("" if len(c.estimates) == 1 else f" [{label}]"), e, c.criterion,
-             c.criterion.side(e) if e is not None else NOT_MEASURED)   # each program coloured by its own side
+             c.side_of(label) if e is not None else NOT_MEASURED)   # each program coloured by its own side
             for c in claims for label, e in c.estimates.items()]
     s.img(plots.forest(r.plot_path("claims-forest"), rows),
           "every claim's interval against its threshold (dot: estimate; colour: the side each interval lies on)")
@@ -46,9 +47,14 @@ def _budget(r: Results, s: Section) -> None:
         return
     s.p(f"Adaptive rounds: after {adaptive.get('base_rounds')} rounds of every cell, "
         f"{adaptive.get('extra_runs', 0)} runs in {adaptive.get('extra_rounds', 0)} extra rounds"
-        f"{_partial(adaptive.get('partial_rounds', 0))} went to the cells of "
+        f"{_partial(adaptive.get('partial_rounds', 0))}{_focused(adaptive.get('focused_rounds', 0))} went to the cells of "
         f"undecided claims, using {adaptive.get('used_s', 0):.0f} s of a {adaptive.get('budget_s', 0):.0f} s budget "
         f"({adaptive.get('stopped', '')}).")
+
+
+def _focused(rounds: int) -> str:
+    return (f" ({rounds} focused: only the claims projected to decide within the rounds and budget left, cheapest "
+            "first)") if rounds else ""
 
 
 def _partial(rounds: int) -> str:
