@@ -124,3 +124,18 @@ def test_a_program_projected_to_break_decides_the_claim_alone():
     c = claim_of("breaks", {A1.key, A2.key}, {"a": ratio(1.30, 1.05, 1.60), "c": ratio(1.00, 0.80, 1.40)})
     assert c.verdict == INCONCLUSIVE
     assert adaptive.rounds_to_decide(c) == adaptive._needed(c.estimates["a"], c.estimates["a"], c.criterion)
+
+
+def test_counts_and_fractions_are_projected_on_a_linear_scale():
+    """No logarithm of a zero: a fraction whose interval starts at 0 (a detection rate) and a claim "below 0"
+    (a count of misses) project on the linear scale (make lab stopped on these with a math domain error)."""
+    fraction = Claim("fraction", "s", "st", Source("ours", "", "q"), "q", Below(0.067),
+                     estimates={"x": stats.Estimate(0.05, 0.0, 0.3, 5, "bootstrap")}, cells={A1.key}).judge()
+    assert fraction.verdict == INCONCLUSIVE
+    assert 5 < adaptive.rounds_to_decide(fraction) < math.inf
+    count = Claim("count", "s", "st", Source("ours", "", "q"), "q", Below(0),
+                  estimates={"x": stats.Estimate(-0.5, -1.0, 0.5, 5, "bootstrap")}, cells={A1.key}).judge()
+    assert count.verdict == INCONCLUSIVE
+    assert 5 < adaptive.rounds_to_decide(count) < math.inf
+    b = budget_with(100.0, DURATIONS)
+    assert adaptive.next_round([fraction, count], PLANNED, {}, b) == [A1]

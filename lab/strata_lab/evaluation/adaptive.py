@@ -84,6 +84,12 @@ def _point(estimate):
     return dataclasses.replace(estimate, low=estimate.value, high=estimate.value)
 
 
+def _scale(values: list):
+    """The scale the interval shrinks on: logarithmic for ratios (all positive), linear for counts, fractions
+    and differences (a claim "below 0" has a threshold no logarithm takes)."""
+    return math.log if all(x > 0 for x in values) else float
+
+
 def _needed(estimate, hold, criterion) -> float:
     """Rounds (in all) at which this undecided estimate's interval would clear the threshold(s) it straddles, the
     estimate staying put and the half-width shrinking as 1/sqrt(n): toward held by `hold` (the estimate that judges
@@ -92,13 +98,14 @@ def _needed(estimate, hold, criterion) -> float:
     if estimate is None:
         return 0.0
     e = hold if criterion.side(_point(estimate)) == HELD else estimate
-    v = math.log(estimate.value)
     thresholds = [criterion.threshold] if hasattr(criterion, "threshold") else [criterion.low, criterion.high]
+    scale = _scale([estimate.value, e.low, e.high, *thresholds])
+    v = scale(estimate.value)
     needed = []
-    for t in map(math.log, thresholds):
+    for t in map(scale, thresholds):
         if v == t:
             return math.inf
-        bound = math.log(e.high if v < t else e.low)   # the interval's end toward this threshold
+        bound = scale(e.high if v < t else e.low)   # the interval's end toward this threshold
         if (bound - t) * (v - t) > 0:
             continue                                   # already clear of it
         needed.append(e.n * ((bound - v) / (t - v)) ** 2)
