@@ -518,9 +518,7 @@ void remote_free_last(FreeBlock*, Page* page, std::uintptr_t pushed) noexcept {
   // compare-and-swap checks anyway.
   PerThreadHeap* owner = segment_of_page(page)->header.owner;
   if (!checked_mode()) try_reclaim(owner, page, pushed);
-  std::size_t cls = page_shared(page).full_cls.load(std::memory_order_relaxed);
-  if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
-    owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+  raise_full_has_remote(owner, page);
 }
 
 std::size_t reclaimed_blocks() noexcept { return g_reclaimed_blocks.load(std::memory_order_relaxed); }

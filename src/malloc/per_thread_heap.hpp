@@ -238,15 +238,16 @@ inline __attribute__((always_inline)) std::uintptr_t push_remote(Page* page, Fre
 // freed, and a stale one (the segment went to another heap meanwhile) gets
 // a spurious flag at worst. The last object of the block takes
 // remote_free_last, out of line.
-inline __attribute__((always_inline)) void remote_free_into_full(FreeBlock* b, Page* page,
-                                                                  std::uintptr_t pushed) noexcept {
-  SmallSegment::PageShared& shared = page_shared(page);
-  if (__builtin_expect(remote_count(pushed) == shared.full_capacity.load(std::memory_order_relaxed), 0))
-    return remote_free_last(b, page, pushed);
-  PerThreadHeap* owner = segment_of_page(page)->header.owner;
-  std::size_t cls = shared.full_cls.load(std::memory_order_relaxed);
+inline __attribute__((always_inline)) void raise_full_has_remote(PerThreadHeap* owner, const Page* page) noexcept {
+  std::size_t cls = page_shared(page).full_cls.load(std::memory_order_relaxed);
   if (owner && !owner->queues[cls].full_has_remote.load(std::memory_order_seq_cst))
     owner->queues[cls].full_has_remote.store(true, std::memory_order_release);
+}
+inline __attribute__((always_inline)) void remote_free_into_full(FreeBlock* b, Page* page,
+                                                                  std::uintptr_t pushed) noexcept {
+  if (__builtin_expect(remote_count(pushed) == page_shared(page).full_capacity.load(std::memory_order_relaxed), 0))
+    return remote_free_last(b, page, pushed);
+  raise_full_has_remote(segment_of_page(page)->header.owner, page);
 }
 
 // A tagged object onto its block's remote list. After the push (see
