@@ -118,6 +118,9 @@ class Claim:
     at_least: Optional[float] = None  # "for six of the eight": the fraction of programs that must hold
     exceptions: str = ""     # the paper's own exceptions
     note: str = ""           # context beside the verdict (e.g. the workloads' allocation rates)
+    # One line: why the measurement departs from the paper when it does (the cause, not the list of
+    # programs that break it); shown beside a "not held" or "inconclusive" verdict.
+    why: str = ""
     cells: set = field(default_factory=set)         # cells whose rounds decide it (adaptive rounds)
     # label -> the estimate at the uncorrected 95% (an "every" claim's held side: intersection-union, above)
     hold_estimates: dict = field(default_factory=dict)
