@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "checked.hpp"
+#include "huge_heap.hpp"
 #include "options.hpp"
 #include "strata/platform.hpp"
 
@@ -244,6 +245,7 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   std::uint32_t now = coarse_clock_ms();
   active_ms.store(now, std::memory_order_relaxed);
   if (empty_pages.count > retain_limit) purge_empties(now);  // the blocks of a burst the delay let stay
+  if (huge_purge_due(now)) huge_purge_expired(now);
   if (q.full_has_remote.load(std::memory_order_relaxed) &&
       q.full_has_remote.exchange(false, std::memory_order_acq_rel))
     q.scan_left = q.full.count;  // look at every full block once more
