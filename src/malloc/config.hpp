@@ -115,8 +115,10 @@ inline constexpr std::size_t kRetainLowerEvery = 4;
 // once, the old rule). The heap looks at its oldest blocks when a block
 // empties and at every refill, so a burst that follows a burst reuses the
 // first one's blocks warm, and a burst that is not followed goes back at the
-// heap's first refill or emptied block after the delay.
-inline constexpr std::uint32_t kPurgeDelayMs = 100;
+// heap's first refill or emptied block after the delay. (Chosen between the
+// Vec-growth faults a short delay saves and the huge cache a long one keeps:
+// docs/benchmarks-malloc.md, "Purging on a clock".)
+inline constexpr std::uint32_t kPurgeDelayMs = 300;
 inline constexpr std::uint32_t kPurgeDelayMaxMs = 60 * 60 * 1000;
 // However young, at most this many empty blocks beyond the retain limit wait
 // for the clock (64 MiB a heap): a thread that frees a burst and then sleeps
