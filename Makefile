@@ -20,10 +20,10 @@ endef
 help:
 	@echo "make setup      install Debian packages and the lab's Python venv"
 	@echo "make test       build (Release) and run every test: CTest + cargo test + pytest"
-	@echo "make test-asan  the C/C++ suite under AddressSanitizer + UBSan"
+	@echo "make test-asan  the C/C++ suite under AddressSanitizer + UBSan (assertions on)"
 	@echo "make test-rust  the Rust crates' tests (cargo test in rust/)"
 	@echo "make test-rust-asan  the Rust crates' tests under AddressSanitizer (nightly)"
-	@echo "make test-tsan  the threaded tests under ThreadSanitizer"
+	@echo "make test-tsan  the threaded tests under ThreadSanitizer (assertions on)"
 	@echo "make test-all   test, test-asan, test-tsan and test-rust-asan (CI adds make fuzz)"
 	@echo "make fuzz       the libFuzzer harnesses (clang-14), FUZZ_SECONDS (300) each"
 	@echo "make bench      the benchmarks (ratios against peers; slow)"
@@ -65,11 +65,11 @@ test-rust-asan:
 	  cargo +nightly test -p strata-reap -p strata-alloc --features strata-reap/nightly --target x86_64-unknown-linux-gnu
 
 test-asan: setup
-	$(call configure,asan,-DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=address -DSTRATA_BUILD_BENCH=OFF)
+	$(call configure,asan,-DCMAKE_BUILD_TYPE=Debug -DSTRATA_ASSERTIONS=ON -DSTRATA_SANITIZE=address -DSTRATA_BUILD_BENCH=OFF)
 	cd build/asan && ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(CTEST) -LE no-asan
 
 test-tsan: setup
-	$(call configure,tsan,-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=thread -DSTRATA_BUILD_BENCH=OFF)
+	$(call configure,tsan,-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_ASSERTIONS=ON -DSTRATA_SANITIZE=thread -DSTRATA_BUILD_BENCH=OFF)
 	cd build/tsan && $(CTEST) --no-tests=error -L threads -LE no-tsan
 
 test-all: test test-asan test-tsan test-rust-asan
