@@ -10,6 +10,7 @@
 
 #include "allocator.hpp"
 #include "fast_paths.hpp"
+#include "strata/platform/pages.hpp"
 
 namespace strata::malloc_detail {
 
@@ -211,11 +212,11 @@ int posix_memalign(void** out, std::size_t align, std::size_t size) noexcept {
 }
 
 void* allocate_page_aligned(std::size_t size) noexcept {
-  return allocate_aligned(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), size);
+  return allocate_aligned(platform::page_size(), size);
 }
 
 void* allocate_page_multiple(std::size_t size) noexcept {
-  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::size_t page = platform::page_size();
   if (size > kMaxRequest) {
     errno = ENOMEM;
     return nullptr;

@@ -2,7 +2,6 @@
 #include "strata/assert.hpp"
 
 #include <pthread.h>
-#include <sys/random.h>
 
 #include <cerrno>
 #include <new>
@@ -38,7 +37,7 @@ SegmentList g_segment_pool;
 // else whatever varies from run to run.
 std::uintptr_t fresh_secret() noexcept {
   std::uintptr_t secret = 0;
-  if (getrandom(&secret, sizeof secret, GRND_NONBLOCK) != sizeof secret) {
+  if (!platform::random_bytes(&secret, sizeof secret)) {
     unsigned lo, hi;
     asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
     secret = (std::uintptr_t{hi} << 32 | lo) ^ reinterpret_cast<std::uintptr_t>(&secret);
