@@ -47,7 +47,7 @@ bool next_small_is_zero(std::size_t size) noexcept {
 // often read before they write (check, accumulate): that read maps the
 // shared zero page and the first store takes a second fault, a copy on write
 // with a TLB shootdown on every CPU the process runs on (bench/malloc's
-// stress2, issue 20: ~6 000 of its faults). A zero stored at the start of
+// stress2, issue 20; docs/benchmarks-choices.md, "calloc's pages"). A zero stored at the start of
 // each further page makes one write fault of each.
 void fault_in_written(char* object, std::size_t size) noexcept {
   std::uintptr_t end = reinterpret_cast<std::uintptr_t>(object) + size;

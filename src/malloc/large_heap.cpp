@@ -96,8 +96,8 @@ constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
 // (LargeArena::quarantine_locked); when it leaves, they and the guard are
 // lifted before the chunk can coalesce, so a free chunk never holds a guard
 // and coalescing, purging and carving never meet one. (Leaving freed chunks protected in the bins instead cost the
-// unguarding of whatever a new object is carved from: bench/malloc's large
-// ran 1.6x the default build's time.)
+// unguarding of whatever a new object is carved from: docs/benchmarks-choices.md,
+// "Guarded large chunks".)
 constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
 bool in_guarded_arena(const void* p) noexcept;
 
@@ -550,8 +550,8 @@ void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chu
 
 // The common case: the object at the front of the free chunk found, the rest
 // (if a chunk's worth) a free chunk behind it, in the found one's place in its
-// bin when the size stays in that bin (no list or bitmap work: 80
-// instructions less a malloc on bench/malloc's xfree).
+// bin when the size stays in that bin (no list or bitmap work;
+// docs/benchmarks-choices.md, "Carving in place").
 inline Chunk* LargeArena::carve(Found f, std::size_t need) noexcept {
   Chunk* c = f.chunk;
   std::size_t word = c->flags_word();
