@@ -16,9 +16,9 @@
 // that costs more than a condition (a walk of a list), so that Release code
 // never contains it.
 #pragma once
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 // libstrata's checked build (STRATA_MALLOC_CHECKED) checks them always.
 #if defined(STRATA_MALLOC_CHECKED) && defined(STRATA_ASSERTIONS)
@@ -48,7 +48,7 @@ inline void assert_write(const char* text) noexcept {
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void assertion_failed(const char* condition, const char* detail,
-                                                                     const char* file, int line) noexcept {
+                                                                    const char* file, int line) noexcept {
   char digits[12];
   int n = 0;
   unsigned value = line > 0 ? static_cast<unsigned>(line) : 0;
@@ -79,14 +79,14 @@ inline void assert_write(const char* text) noexcept {
 #define STRATA_ASSERTS_ON (::strata::detail::kAssertions)
 
 #if STRATA_ASSERTIONS
-#define STRATA_ASSERT(condition)                                                                    \
-  (__builtin_expect(static_cast<bool>(condition), 1)                                                \
-       ? static_cast<void>(0)                                                                       \
+#define STRATA_ASSERT(condition)                     \
+  (__builtin_expect(static_cast<bool>(condition), 1) \
+       ? static_cast<void>(0)                        \
        : ::strata::detail::assertion_failed(#condition, nullptr, __FILE__, __LINE__))
-#define STRATA_ASSERT_VALID(problem)                                                                \
-  do {                                                                                              \
-    if (const char* strata_problem_ = (problem))                                                    \
-      ::strata::detail::assertion_failed(#problem, strata_problem_, __FILE__, __LINE__);           \
+#define STRATA_ASSERT_VALID(problem)                                                     \
+  do {                                                                                   \
+    if (const char* strata_problem_ = (problem))                                         \
+      ::strata::detail::assertion_failed(#problem, strata_problem_, __FILE__, __LINE__); \
   } while (0)
 #else
 // Never evaluated, still compiled: a condition that stops compiling is seen

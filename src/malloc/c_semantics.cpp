@@ -211,9 +211,7 @@ int posix_memalign(void** out, std::size_t align, std::size_t size) noexcept {
   return 0;
 }
 
-void* allocate_page_aligned(std::size_t size) noexcept {
-  return allocate_aligned(platform::page_size(), size);
-}
+void* allocate_page_aligned(std::size_t size) noexcept { return allocate_aligned(platform::page_size(), size); }
 
 void* allocate_page_multiple(std::size_t size) noexcept {
   std::size_t page = platform::page_size();

@@ -33,7 +33,8 @@ TEST(StrataAssertionDeathTest, FreeNextToAFreeChunkOfTheWrongSizeFires) {
   strata_free(a);  // a free chunk now, b's predecessor
   ASSERT_EQ(*size_word_of(a) & 1, 0u) << "a is not free";
   *size_word_of(a) -= 16;  // its size no longer matches b's boundary tag
-  EXPECT_DEATH(strata_free(b), "strata: assertion failed: !prev \\|\\| prev->size\\(\\) == prev_size at .*large_heap.cpp");
+  EXPECT_DEATH(strata_free(b),
+               "strata: assertion failed: !prev \\|\\| prev->size\\(\\) == prev_size at .*large_heap.cpp");
   *size_word_of(a) += 16;  // repaired: the heap is whole again
   for (void* p : objects)
     if (p != a) strata_free(p);

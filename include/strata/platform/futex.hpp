@@ -14,8 +14,8 @@ namespace strata::platform {
 namespace detail {
 inline void futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value) noexcept {
   int saved = errno;
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op | FUTEX_PRIVATE_FLAG, value, nullptr,
-                  nullptr, 0);
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op | FUTEX_PRIVATE_FLAG, value, nullptr, nullptr,
+                  0);
   errno = saved;
 }
 }  // namespace detail

@@ -100,7 +100,8 @@ inline std::size_t tag_of(const void* object) noexcept {
 }
 template <bool kInstrumented = true>
 inline void set_tag(void* object, std::size_t granules) noexcept {
-  STRATA_ASSERT(granules * kTagGranule <= kMaxTaggedSlot && reinterpret_cast<std::uintptr_t>(object) % kTagGranule == 0);
+  STRATA_ASSERT(granules * kTagGranule <= kMaxTaggedSlot &&
+                reinterpret_cast<std::uintptr_t>(object) % kTagGranule == 0);
   auto* tag = static_cast<unsigned char*>(object) - 1;
   if constexpr (kInstrumented || instrument::kAsan) instrument::write_hidden_byte(tag, static_cast<unsigned char>(granules));
   else *tag = static_cast<unsigned char>(granules);
