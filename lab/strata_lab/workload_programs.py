@@ -32,7 +32,8 @@ class Invocation:
     env: dict            # added to the lab's environment (with the shims' LD_PRELOAD)
     cwd: Optional[str]
     # "line": the program prints "checksum <hex>" last; "stdout": the lab hashes all it prints (a
-    # Debian program that prints its result, say clang's assembly, and no checksum line)
+    # Debian program that prints its result, say clang's assembly, and no checksum line); "none": only
+    # its exit status is checked (your own program, `strata-lab evaluate -- CMD`)
     checksum: str = "line"
 
 
@@ -201,7 +202,8 @@ class _Command:
             return text
         env = {k: fill(str(v)) for k, v in workload.program.get("env", {}).items()}
         env.update({k: fill(str(v)) for k, v in workload.program.get("mode_env", {}).get(mode, {}).items()})
-        return Invocation([fill(a) for a in workload.program["argv"]], env, None)
+        return Invocation([fill(a) for a in workload.program["argv"]], env, None,
+                          workload.program.get("checksum", "line"))
 
     def versions(self, workload: "Workload") -> dict:
         return {}

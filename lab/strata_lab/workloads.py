@@ -37,7 +37,9 @@ def checksum_of(stdout: str) -> Optional[str]:
 
 
 def checksum_for(invocation: Invocation, stdout: str) -> Optional[str]:
-    """The run's checksum: its last line's, or a hash of all it printed (Invocation.checksum)."""
+    """The run's checksum: its last line's, a hash of all it printed, or none to check (Invocation.checksum)."""
+    if invocation.checksum == "none":
+        return "0" * 16
     if invocation.checksum == "stdout":
         return hashlib.sha256(stdout.encode()).hexdigest()[:16]
     return checksum_of(stdout)
