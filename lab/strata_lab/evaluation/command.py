@@ -1,5 +1,6 @@
 """The CLI's `strata-lab evaluate` and `strata-lab report`."""
 import importlib.util
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -62,7 +63,7 @@ def program_workloads(config: evalconfig.Config) -> dict:
         if shutil.which(p["argv"][0]) is None:
             raise LabError(f"program {p['name']}: {p['argv'][0]}: no such program (not found, or not executable)")
         spec = {"runner": "command", "argv": p["argv"], "env": p["env"], "checksum": p["checksum"]}
-        out[p["name"]] = workloads.Workload(p["name"], f"your program: {' '.join(p['argv'])}", "—", "program",
+        out[p["name"]] = workloads.Workload(p["name"], f"your program: {shlex.join(p['argv'])}", "—", "program",
                                             ("naive",), 1, Path.cwd(), {"scale": 1, "seed": config.seed}, spec)
     return out
 

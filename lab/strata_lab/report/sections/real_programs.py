@@ -20,7 +20,8 @@ NOT_INSTALLED = {
 
 
 def _modes(r: Results, workload: str) -> list:
-    return r.meta.get("workloads", {}).get(workload, {}).get("modes", [])
+    """The modes a program ran in (custom and naive: a pool switched off; one of them: Debian's others)."""
+    return sorted({key[1] for key in r.cells if key[0] == workload})
 
 
 def build(r: Results) -> Section:
