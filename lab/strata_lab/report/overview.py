@@ -2,6 +2,8 @@
 against measurement figure, the compact claims table, a forest plot per paper), the
 fastest and leanest configuration per workload, the setup, the budget of the
 adaptive rounds, and the failed runs."""
+import textwrap
+
 from ..claims import NOT_MEASURED, tally
 from ..evalstats import good
 from . import claimview, plots
@@ -61,9 +63,12 @@ def _forests(r: Results, s: Section, claims: list) -> None:
                   f"the claims of {title}: each interval against its threshold")
 
 
-def _forest_label(c, label: str, chars: int = 70) -> str:
-    text = c.statement if len(c.statement) <= chars else c.statement[:chars - 1] + "…"
-    return text if len(c.estimates) == 1 else f"{text} [{label}]"
+def _forest_label(c, label: str, width: int = 62) -> str:
+    """The claim in words, on at most two lines, after the program for a claim judged per program."""
+    lines = textwrap.wrap(c.statement if len(c.estimates) == 1 else f"[{label}] {c.statement}", width)
+    if len(lines) > 2:
+        lines = [lines[0], textwrap.shorten(" ".join(lines[1:]), width, placeholder="…")]
+    return "\n".join(lines)
 
 
 def _budget(r: Results, s: Section) -> None:

@@ -1,4 +1,5 @@
 """The report's plots (matplotlib, Agg: no display needed), as PNG files."""
+import textwrap
 from pathlib import Path
 from typing import Optional
 
@@ -82,8 +83,17 @@ VERDICT_COLOURS = {"held": "#1a7f37", "not held": "#c62828", "inconclusive": "#b
 
 DPI = 90
 FOREST_MAX_PX = 1200
-ROW_IN, FOREST_PAD_IN = 0.3, 1.6
+ROW_IN, FOREST_PAD_IN = 0.42, 1.9
 FOREST_ROWS = int((FOREST_MAX_PX / DPI - FOREST_PAD_IN) / ROW_IN)   # the most rows one forest plot holds
+
+
+def _log_axis(axis) -> None:
+    """A log scale labelled in plain numbers (0.5, 1, 2), not powers of ten."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def forest(path: Optional[Path], rows: list, title: str = "") -> Optional[Path]:
@@ -104,16 +114,16 @@ def forest(path: Optional[Path], rows: list, title: str = "") -> Optional[Path]:
             ax.plot([criterion.threshold], [i], "|", color="black", markersize=12)
         else:
             ax.fill_betweenx([i - 0.35, i + 0.35], criterion.low, criterion.high, color="#cccccc", zorder=0)
-    ax.set_xscale("log")
+    _log_axis(ax.xaxis)
     ax.set_ylim(-0.6, len(rows) - 0.4)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([x[0] for x in reversed(rows)], fontsize=8)
     ax.tick_params(axis="x", top=True, labeltop=True, labelsize=8)
-    ax.set_xlabel("ratio (log scale); dot: estimate, line: its interval at the level the claim is judged "
-                  "(95%, or Bonferroni-corrected per program)\nblack tick: the claim's threshold; grey: its margin; "
-                  "colour: the side the interval lies on", fontsize=8)
+    ax.set_xlabel("ratio (log scale); dot: estimate; line: its interval at the level the claim is judged\n"
+                  "(95%, or Bonferroni-corrected per program); black tick: the claim's threshold; grey: its margin\n"
+                  "colour: the side the interval lies on (green: held, red: not held, amber: neither)", fontsize=8)
     if title:
-        ax.set_title(title, fontsize=10, pad=22)
+        fig.suptitle(textwrap.fill(title, 120), fontsize=10)
     ax.grid(axis="x", linestyle=":", linewidth=0.5)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
@@ -137,8 +147,8 @@ def paper_vs_ours(path: Optional[Path], points: list) -> Optional[Path]:
     values = [x[1] for x in points] + [x[2].low for x in points] + [x[2].high for x in points]
     low, high = min(values) / 1.15, max(values) * 1.15
     ax.plot([low, high], [low, high], color="black", linewidth=0.8, linestyle="--")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    _log_axis(ax.xaxis)
+    _log_axis(ax.yaxis)
     ax.set_xlim(low, high)
     ax.set_ylim(low, high)
     ax.set_xlabel("the paper's figure (ratio, log scale)", fontsize=9)
