@@ -59,8 +59,14 @@ def test_the_first_screen_holds_the_scorecard_and_the_findings(rendered):
 def test_every_image_loads_and_no_badge_misses_a_glyph(rendered):
     html, claims = rendered
     with page_of(html) as page:
-        images = page.eval_on_selector_all("img", "els => els.map(e => [e.complete, e.naturalWidth, e.alt])")
-        assert len(images) >= 8 and all(done and width > 0 for done, width, _ in images), images
+        images = page.eval_on_selector_all("img", "els => els.map(e => [e.complete, e.naturalWidth, e.alt, "
+                                                  "e.naturalHeight])")
+        assert len(images) >= 8 and all(done and width > 0 for done, width, _, _ in images), images
+        # a forest plot per paper (and ours), each readable at its size; the paper against measurement figure
+        forests = [(alt, height) for _, _, alt, height in images if alt.startswith("the claims of ")]
+        papers = {c.source.paper for c in claims}
+        assert len(forests) >= len(papers) and all(height <= 1200 for _, height in forests), forests
+        assert any(alt.startswith("the paper's figure against ours") for _, _, alt, _ in images)
         glyphs = page.evaluate(MISSING_GLYPHS)
         assert glyphs["probe"], "the probe cannot tell a glyph from a missing one"
         assert glyphs["badges"] >= len(claims) and glyphs["missing"] == [], glyphs
