@@ -99,28 +99,31 @@ def recommend(r: Results) -> str:
 
 
 def _clean_cells(r: Results) -> dict:
-    """(workload, mode) -> {allocator: median time} on a clean heap (Adv0)."""
+    """(workload, mode, scale) -> {allocator: median time} on a clean heap (Adv0)."""
     out = {}
-    for (w, mode, _scale, alloc, preset), cell in r.cells.items():
+    for (w, mode, scale, alloc, preset), cell in r.cells.items():
         if preset == "Adv0" and cell.time is not None and cell.time.median > 0:
-            out.setdefault((w, mode), {})[alloc] = cell.time.median
+            out.setdefault((w, mode, scale), {})[alloc] = cell.time.median
     return out
 
 
 def _fastest_allocator(r: Results) -> str:
-    wins, ratios, programs = {}, {}, set()
-    for (w, mode), times in _clean_cells(r).items():
+    """The allocator fastest in the most comparisons (a program in one mode at one scale, two allocators or more)."""
+    wins, ratios, compared = {}, {}, 0
+    for times in _clean_cells(r).values():
         if len(times) < 2:
             continue
-        programs.add(w)
+        compared += 1
         best = min(times, key=times.get)
-        wins.setdefault(best, set()).add(w)
+        if sum(t == times[best] for t in times.values()) > 1:
+            continue   # a tie: no allocator wins this one
+        wins[best] = wins.get(best, 0) + 1
         if "glibc" in times and best != "glibc":
             ratios.setdefault(best, []).append(times[best] / times["glibc"])
     if not wins:
         return ""
-    best = max(wins, key=lambda a: (len(wins[a]), a))
-    text = f"{best} as malloc, fastest in {len(wins[best])} of {len(programs)} programs compared on a clean heap"
+    best = max(wins, key=lambda a: (wins[a], a))
+    text = f"{best} as malloc, fastest in {wins[best]} of {compared} program comparisons on a clean heap"
     if ratios.get(best):
         gm = math.exp(statistics.fmean(math.log(x) for x in ratios[best]))
         text += f" ({(1 - gm) * 100:.0f}% less time than glibc there, geometric mean)"
@@ -132,8 +135,8 @@ def _largest_own_gain(r: Results) -> str:
     where naive allocation is fastest."""
     cells = _clean_cells(r)
     best = None
-    for (w, mode), times in cells.items():
-        naive = cells.get((w, "naive"))
+    for (w, mode, scale), times in cells.items():
+        naive = cells.get((w, "naive", scale))
         if mode not in ("custom", "reap") or not naive:
             continue
         alloc = min(naive, key=naive.get)
