@@ -311,24 +311,6 @@ __attribute__((noinline)) void free_small(SmallSegment* seg, void* p) noexcept {
   }
 }
 
-// The class's front block, as allocate_inline takes from it (fresh memory,
-// then the free list, whose links next_block checks), else nullptr.
-void* take_from_front(Page* page) noexcept {
-  void* p;
-  if (char* fresh = page->bump; fresh != page->bump_end) {
-    page->bump = fresh + page->block_size;
-    p = fresh;
-  } else if (FreeBlock* b = page->free) {
-    page->free = b->next_block();
-    p = b;
-  } else {
-    return nullptr;
-  }
-  ++page->until_trigger;
-  static_cast<FreeBlock*>(p)->tag = nullptr;
-  return p;
-}
-
 // Out of line, so that the common path saves no registers for calls.
 __attribute__((noinline)) void* allocate_small_slow(std::size_t cls, std::size_t size) noexcept {
   PerThreadHeap* heap = thread_heap();
@@ -348,9 +330,9 @@ __attribute__((noinline)) void* allocate_not_small(std::size_t size) noexcept {
 void* hardened_allocate(std::size_t size) noexcept {
   if (STRATA_UNLIKELY(size > cfg::kSmallMax - cfg::kCanaryBytes)) return allocate_not_small(size);
   PerThreadHeap* heap = tl_heap;
-  const std::size_t slot = (size + cfg::kCanaryBytes + cfg::kMinAlign - 1) / cfg::kMinAlign;  // as class_of
+  const std::size_t slot = size_slot(size);
   Page* page = heap->by_size[slot];
-  void* p = take_from_front(page);
+  void* p = take_slot(page);
   if (STRATA_UNLIKELY(!p)) return allocate_small_slow(kClassIndex[slot], size);
   return hand_out(p, page, size);
 }
@@ -375,10 +357,9 @@ std::uintptr_t& known_segment(std::uintptr_t base) noexcept {
 __attribute__((noinline)) void free_in_unknown_segment(void* p) noexcept {
   std::uintptr_t base = segment_base(p);
   if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) report_invalid(Use::kFree, p);
-  if (!area_contains(reinterpret_cast<void*>(base))) {
-    if (huge_freed_and_cached(p)) report_freed(Use::kFree, p);
-    report_invalid(Use::kFree, p);
-  }
+  // Outside the area map: a freed huge object (in a region or the cache: a
+  // double free) or no object of ours; check_outside_gate reports which.
+  if (!area_contains(reinterpret_cast<void*>(base))) check_outside_gate(p, Use::kFree);
   SegmentHeader* seg = segment_of(p);
   if (seg->kind != SegmentKind::kSmall) return deallocate_other(p, reinterpret_cast<SmallSegment*>(seg)->page_of(p));
   known_segment(base) = base;
@@ -447,9 +428,13 @@ bool hardened_resize(void* p, std::size_t have, std::size_t size) noexcept {
   std::size_t room = page->block_size - cfg::kCanaryBytes;
   if ((page->flags & kPageInterior) || size > room || size < room / 2) return false;
   // The bytes given up become slack, which must be zero.
-  if (size < have) std::memset(static_cast<char*>(p) + size, 0, have - size);
-  if constexpr (!cfg::kZeroOnFree) clear_slack(p, page, size);
-  record_size(p, page, size);
+  if constexpr (cfg::kCanaryBytes > 0) {
+    if (size < have) std::memset(static_cast<char*>(p) + size, 0, have - size);
+    if constexpr (!cfg::kZeroOnFree) clear_slack(p, page, size);
+    // Only with a canary: without one the tail word is the object's last
+    // word, which this overwrote (the model test's corrupted objects).
+    record_size(p, page, size);
+  }
   return true;
 }
 
