@@ -809,6 +809,14 @@ bool LargeArena::resize_locked(Chunk* c, std::size_t need) noexcept {
 
 namespace {
 
+// p's chunk header is sound but the next chunk's boundary tag disagrees: a
+// live object's writes ran past its end into the next header (a heap
+// overflow); otherwise p is no chunk of ours.
+[[noreturn]] void report_torn_tags(std::size_t word, Use use, const void* p) noexcept {
+  if ((word & kInUse) && !(word & kFreeing)) report_misuse("heap overflow past", p);
+  report_invalid(use, p);
+}
+
 // The checks of every build, without the lock: p must be the payload of a
 // chunk whose boundary tags agree (its size leads to a chunk that names it as
 // its predecessor) and that is in use and not being freed. Reads only words
@@ -823,7 +831,8 @@ Chunk* large_live_chunk(const void* p, Use use) noexcept {
   std::size_t word = c->flags_word();
   if (word == kAbsorbed) report_freed(use, p);  // coalesced into a free neighbour
   std::size_t size = word & ~kFlagMask;
-  if (size < kMinChunk || size > hi - addr + kHeader || c->next()->prev_size != size) report_invalid(use, p);
+  if (size < kMinChunk || size > hi - addr + kHeader) report_invalid(use, p);
+  if (c->next()->prev_size != size) report_torn_tags(word, use, p);
   if (!(word & kInUse) || (word & kFreeing)) report_freed(use, p);
   return c;
 }
