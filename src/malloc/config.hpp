@@ -195,7 +195,8 @@ enum : unsigned {
   check_sizes = 1u << 4,
   random_slots = 1u << 5,
   guard_pages = 1u << 6,
-  all = (1u << 7) - 1,
+  no_access_zero = 1u << 7,
+  all = (1u << 8) - 1,
   none = 0,
 };
 }  // namespace policy
@@ -243,6 +244,13 @@ inline constexpr bool kCheckSizes = hardening_has(policy::check_sizes);
 // drain_quarantine), so the next allocation's address is not predictable
 // from the last free.
 inline constexpr bool kRandomSlots = hardening_has(policy::random_slots);
+
+// malloc(0) answers with an address of a reservation no page of which can be
+// read or written (hardened.cpp, the zero area), so that any access through
+// it faults; each address once (free(p) is told from a second free by a bit
+// of the area's map). When the area is used up, malloc(0) takes a small slot.
+inline constexpr bool kNoAccessZero = hardening_has(policy::no_access_zero);
+inline constexpr std::size_t kZeroAreaBytes = std::size_t{256} << 20;
 
 // Guard pages (PROT_NONE), so that a linear overflow faults at once: the last
 // OS page of every small page block (its slots end before it), one page after

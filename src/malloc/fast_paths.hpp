@@ -124,8 +124,9 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p, std::uint
     auto* b = static_cast<FreeBlock*>(p);
     // The checks every build makes, on what free reads anyway: p starts a slot
     // (slot_magic is 0 for blocks of aligned objects and blocks not in use,
-    // which the slow path sorts out) and is not tagged freed already.
-    if (STRATA_LIKELY(page->is_slot_start(p) && b->tag != page)) {
+    // which the slow path sorts out), one malloc has handed out (below the
+    // bump pointer) and is not tagged freed already.
+    if (STRATA_LIKELY(page->is_slot_start(p) && static_cast<char*>(p) < page->bump && b->tag != page)) {
       b->set_next(page->free);
       // Two plain stores: without the barrier GCC pairs them into a vector
       // store that costs four instructions.

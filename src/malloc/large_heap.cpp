@@ -119,6 +119,14 @@ std::size_t freed_bytes_of(Chunk* c) noexcept {
   return whole < cfg::kLargeFreedProtectBytes ? whole : cfg::kLargeFreedProtectBytes;
 }
 
+// The freed object's bytes before its protected pages (on the header's
+// page, which stays accessible) are zeroed: a read after free there finds
+// nothing of the object's contents.
+void erase_freed_start(Chunk* c, void* p) noexcept {
+  char* protected_from = freed_pages_of(c);
+  if (protected_from > static_cast<char*>(p)) std::memset(p, 0, static_cast<std::size_t>(protected_from - static_cast<char*>(p)));
+}
+
 std::size_t usable_size_of(Chunk* c) noexcept {
   if (cfg::kGuardPages && in_guarded_arena(c))
     return static_cast<std::size_t>(guard_of(c) - static_cast<char*>(c->payload()));
@@ -858,6 +866,7 @@ void large_free(void* p, const LargeArena& mine) noexcept {
   LargeArena* home = region_of(p)->arena;
   if (cfg::kGuardPages && home->guarded()) {
     if constexpr (cfg::kLargeQuarantineSlots > 0) {
+      erase_freed_start(c, p);
       (void)protect_freed(freed_pages_of(c), freed_bytes_of(c));  // quarantined by release
     } else {
       unprotect_guard(guard_of(c), kGuard);  // before it can coalesce
