@@ -490,8 +490,35 @@ void hardened_free(void* p) noexcept {
   if (size > kInlineZeroing) zero_past_tag(p, size);
 }
 
+namespace {
+// Could a small object of `usable` bytes in `page`'s class have been
+// allocated with `size`? realloc may keep an object in place down to half
+// its size; and every size whose class is this one (malloc(1) in a 16-byte
+// class).
+bool small_size_fits(const Page* page, std::size_t usable, std::size_t size) noexcept {
+  if (size > usable) return false;
+  if (size >= usable / 2) return true;
+  return size <= cfg::kSmallMax - cfg::kCanaryBytes && kClassSize[class_of(size + cfg::kCanaryBytes)] == page->block_size;
+}
+
+// The common case, C++'s sized delete of a live small object in a segment
+// the thread's frees know: the size checked against the slot alone (free's
+// own checks follow). nullptr-free; false when the full checks must decide.
+bool checked_size_in_known_segment(void* p, std::size_t size) noexcept {
+  std::uintptr_t base = segment_base(p);
+  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base)) return false;
+  Page* page = reinterpret_cast<SmallSegment*>(base)->page_of(p);
+  if (!page->is_slot_start(p) || static_cast<const FreeBlock*>(p)->tag == freed_tag(page)) return false;
+  std::size_t usable = page->block_size - cfg::kCanaryBytes;
+  if constexpr (cfg::kCanaryBytes > 0) usable = recorded_size(p, page, p);
+  if (!small_size_fits(page, usable, size)) report_misuse("wrong size in sized free of", p);
+  return true;
+}
+}  // namespace
+
 void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept {
   if (!p) return;
+  if (align <= cfg::kMinAlign && checked_size_in_known_segment(p, size)) return;
   if (cfg::kNoAccessZero && in_zero_area(p)) {
     if (size != 0) report_misuse("wrong size in sized free of", p);
     return;
@@ -502,15 +529,15 @@ void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept 
   std::size_t usable = usable_size(p);  // checks p itself
   if (align > cfg::kMinAlign && reinterpret_cast<std::uintptr_t>(p) % align != 0)
     report_misuse("wrong alignment in aligned free of", p);
-  // realloc may keep an object in place down to half its size; small aligned
-  // objects sit in bigger slots, so only the upper bound holds for them
-  // (large and huge ones are placed at their alignment, no bigger).
-  bool small = segment_of(p)->kind == SegmentKind::kSmall;
-  bool fits = size <= usable && ((align > cfg::kMinAlign && small) || size >= usable / 2);
-  if (!fits && size <= usable && small) {
-    // Small sizes whose class is this one (malloc(1) in a 16-byte class).
-    Page* page = reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p);
-    fits = size <= cfg::kSmallMax - cfg::kCanaryBytes && kClassSize[class_of(size + cfg::kCanaryBytes)] == page->block_size;
+  // Small aligned objects sit in bigger slots, so only the upper bound holds
+  // for them (large and huge ones are placed at their alignment, no bigger).
+  bool fits;
+  if (segment_of(p)->kind != SegmentKind::kSmall) {
+    fits = size <= usable && size >= usable / 2;
+  } else if (align > cfg::kMinAlign) {
+    fits = size <= usable;
+  } else {
+    fits = small_size_fits(reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p), usable, size);
   }
   if (!fits) report_misuse("wrong size in sized free of", p);
 }
