@@ -126,7 +126,7 @@ def test_the_smoke_and_default_configs_run_the_suite_on_their_hardening_allocato
         experiment = next(e for e in config.experiments if e.section == "hardening")
         steps = hardening.evaluation_steps(config, {"glibc": "", "strata": "/lib/libstrata.so"})
         assert {a for _, a in steps} == {"glibc", "strata"} <= set(experiment.allocators)
-        assert len(steps) == 2 * 41
+        assert len(steps) == 2 * 50  # 39 misuse programs, 11 correct ones
     assert hardening.evaluation_steps(evalconfig.load(REPO / "lab" / "configs" / "smoke.toml",
                                                       list(workloads.registry())), {"jemalloc": ""}) == []
 
