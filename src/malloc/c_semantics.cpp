@@ -104,7 +104,7 @@ std::size_t usable_size(const void* p) noexcept {
 void* reallocate(void* p, std::size_t size) noexcept {
   if (!p) return allocate_inline(size);
   if (cfg::kNoAccessZero && in_zero_area(p)) {  // malloc(0)'s: nothing to copy
-    zero_area_free(p, Use::kRealloc);  // checks it is live
+    zero_area_free(p, Use::kRealloc);           // checks it is live
     void* q = allocate_inline(size);
     if (q) zero_area_free(p, Use::kFree);
     return q;

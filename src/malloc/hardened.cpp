@@ -428,7 +428,8 @@ char* zero_area() noexcept {
     return nullptr;
   }
   std::uint64_t* no_map = nullptr;
-  if (!g_zero_freed.compare_exchange_strong(no_map, map, std::memory_order_acq_rel)) platform::unmap_pages(map, kZeroAddresses / 8);
+  if (!g_zero_freed.compare_exchange_strong(no_map, map, std::memory_order_acq_rel))
+    platform::unmap_pages(map, kZeroAddresses / 8);
   char* none = nullptr;
   if (g_zero_area.compare_exchange_strong(none, area, std::memory_order_acq_rel)) return area;
   platform::unmap_pages(area, cfg::kZeroAreaBytes);
@@ -498,7 +499,8 @@ namespace {
 bool small_size_fits(const Page* page, std::size_t usable, std::size_t size) noexcept {
   if (size > usable) return false;
   if (size >= usable / 2) return true;
-  return size <= cfg::kSmallMax - cfg::kCanaryBytes && kClassSize[class_of(size + cfg::kCanaryBytes)] == page->block_size;
+  return size <= cfg::kSmallMax - cfg::kCanaryBytes &&
+         kClassSize[class_of(size + cfg::kCanaryBytes)] == page->block_size;
 }
 
 // The common case, C++'s sized delete of a live small object in a segment

@@ -125,7 +125,8 @@ std::size_t freed_bytes_of(Chunk* c) noexcept {
 // nothing of the object's contents.
 void erase_freed_start(Chunk* c, void* p) noexcept {
   char* protected_from = freed_pages_of(c);
-  if (protected_from > static_cast<char*>(p)) std::memset(p, 0, static_cast<std::size_t>(protected_from - static_cast<char*>(p)));
+  if (protected_from > static_cast<char*>(p))
+    std::memset(p, 0, static_cast<std::size_t>(protected_from - static_cast<char*>(p)));
 }
 
 std::size_t usable_size_of(Chunk* c) noexcept {

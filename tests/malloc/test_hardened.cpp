@@ -176,7 +176,7 @@ TEST_F(StrataHardenedDeathTest, WriteAfterFreeSeenOnReuse) {
   auto* p = static_cast<char*>(objects[0]);
   strata_free(p);
   free_every_other(objects);  // p leaves the quarantine (checked there) for its free list
-  p[40] = 1;  // the object is zero now; this write is the bug
+  p[40] = 1;                  // the object is zero now; this write is the bug
   EXPECT_DEATH(
       {
         for (int i = 0; i < 100000; ++i) (void)strata_malloc(64);
@@ -259,7 +259,8 @@ TEST_F(StrataHardenedDeathTest, WriteAfterFreeOfTheFirstWordsLeavingTheQuarantin
           auto* p = static_cast<char*>(strata_malloc(32));
           strata_free(p);
           p[at] = 1;  // the bug
-          for (int i = 0; i < 600; ++i) strata_free(strata_malloc(48 + 16 * (i % 4)));  // other classes: p is not reused
+          for (int i = 0; i < 600; ++i)
+            strata_free(strata_malloc(48 + 16 * (i % 4)));  // other classes: p is not reused
         },
         "write after free of")
         << at;

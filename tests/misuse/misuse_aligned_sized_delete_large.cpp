@@ -4,7 +4,7 @@
 #include "misuse.h"
 
 int main() {
-  char *p = static_cast<char *>(hide(::operator new(100000, std::align_val_t{64})));
+  char* p = static_cast<char*>(hide(::operator new(100000, std::align_val_t{64})));
   fill(p, 100000, 0);
   ::operator delete(hide(p), 50, std::align_val_t{64});
   churn(100000, 1);

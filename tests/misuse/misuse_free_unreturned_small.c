@@ -2,7 +2,7 @@
 #include "misuse.h"
 
 int main(void) {
-  char *p = hidden_malloc(4096);
+  char* p = hidden_malloc(4096);
   fill(p, 4096, 0);
   hidden_free(p + 4096);
   churn(4096, 2);

@@ -2,7 +2,7 @@
 #include "misuse.h"
 
 int main(void) {
-  char *p = hidden_malloc(MISUSE_LARGE);
+  char* p = hidden_malloc(MISUSE_LARGE);
   fill(p, MISUSE_LARGE, 0x5a);
   hidden_free(p);
   if (!holds(p, 64, 0x5a)) {

@@ -2,7 +2,7 @@
 #include "misuse.h"
 
 int main(void) {
-  char *p = hidden_malloc(MISUSE_SMALL);
+  char* p = hidden_malloc(MISUSE_SMALL);
   fill(p, MISUSE_SMALL, 0);
   hidden_free(p);
   poke(p, 0, MISUSE_SMALL);
