@@ -1,11 +1,32 @@
 //! Compiles strata's reap library (src/reap/reap.cpp and the header-only
-//! region layers under include/strata) from this repository with the `cc`
-//! crate, so no CMake step is needed.
-use std::path::PathBuf;
+//! region layers under include/strata) with the `cc` crate, so no CMake step
+//! is needed.
+//!
+//! The sources have one home, the repository's `include/` and `src/`. Built
+//! inside the repository, the crate compiles them there; the packaged crate
+//! (`cargo package`, crates.io) carries a copy in `vendor/`, made by
+//! `rust/package.sh` from the same files just before packaging and never
+//! committed, so it cannot drift from them.
+use std::path::{Path, PathBuf};
+
+/// The folder holding `include/` and `src/`: the repository when this crate
+/// is built from it, else the packaged copy in `vendor/`.
+fn source_root(manifest: &Path) -> PathBuf {
+    let repo = manifest.join("../..");
+    if repo.join("include/strata/reap.h").is_file() && repo.join("src/reap/reap.cpp").is_file() {
+        return repo;
+    }
+    let vendor = manifest.join("vendor");
+    assert!(
+        vendor.join("include/strata/reap.h").is_file(),
+        "strata-reap: neither the strata repository nor vendor/ (rust/package.sh) holds the C sources"
+    );
+    vendor
+}
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let repo = manifest.join("../..");
+    let repo = source_root(&manifest);
     let include = repo.join("include");
     let src = repo.join("src");
     let sources = [src.join("reap/reap.cpp")];
