@@ -33,7 +33,7 @@ vendor strata-alloc malloc
 
 # The packaged builds below must not find the repository's sources.
 out=$(mktemp -d /tmp/strata-crates.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+trap 'rm -rf "$out" strata-reap/vendor strata-alloc/vendor' EXIT
 cargo package -p strata-reap -p strata-alloc --no-verify --allow-dirty --target-dir "$out/target" >/dev/null
 for crate in "$out"/target/package/*.crate; do
   tar -xzf "$crate" -C "$out"

@@ -10,8 +10,8 @@
 //   the reap's public head, strata_reap_head, which is the stream's cursor).
 // * A one-byte boundary tag instead of the paper's 8-byte CoalesceableHeap
 //   header: the spare last byte of each slot holds the next object's length,
-//   so free and usable_size find any object's size, for +2.6% memory on 8–64
-//   byte objects and one byte store per allocation (tagged_stream_heap.hpp
+//   so free and usable_size find any object's size, for a little memory
+//   and one byte store per allocation (tagged_stream_heap.hpp
 //   says why not a header, a side table or size-class slabs).
 // * Size-segregated free lists instead of a Lea heap: a request takes a freed
 //   slot of its own length or one at least twice as long, cut, in constant
@@ -33,9 +33,8 @@ namespace strata::reap_detail {
 // Freed objects wait, and the stream keeps bumping inline, until this many
 // bytes of them wait (or the run is used up); then they come first. Freeing
 // and reusing one object at a time closed and opened the window at every
-// free: router, reap mode, scale 6, cachegrind: 1355.9 -> 1293.3 M
-// instructions (custom 1074.7), paired CPU time reap/custom 1.069 -> 1.033.
-// At most 8 KiB more touched per reap (the size of its first chunk).
+// free (measured: docs/reaps.md). At most 8 KiB more touched per reap (the
+// size of its first chunk).
 inline constexpr std::size_t kReapWaitBytes = 8 * 1024;
 
 using strata::layers::ChunkSource;
