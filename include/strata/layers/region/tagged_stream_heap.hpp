@@ -55,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "strata/assert.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "strata/layers/heap.hpp"
 #include "strata/layers/region/chunk_source.hpp"
@@ -78,8 +79,10 @@ struct BumpCursor {
 // follow stops the build here.
 inline constexpr std::size_t kTagGranule = STRATA_REAP_GRANULE;
 inline constexpr std::size_t kMaxTaggedSlot = 255 * kTagGranule;  // the tag is one byte
-static_assert(kTagGranule >= 16 && (kTagGranule & (kTagGranule - 1)) == 0, "the granule is a power of two, at least 16 (LargeHeader, alignment)");
-static_assert(kMaxTaggedSlot == STRATA_REAP_MAX_TAGGED_SLOT, "strata/reap.h's largest tagged slot is not the tagged stream's");
+static_assert(kTagGranule >= 16 && (kTagGranule & (kTagGranule - 1)) == 0,
+              "the granule is a power of two, at least 16 (LargeHeader, alignment)");
+static_assert(kMaxTaggedSlot == STRATA_REAP_MAX_TAGGED_SLOT,
+              "strata/reap.h's largest tagged slot is not the tagged stream's");
 inline constexpr std::size_t kLargeHeaderBytes = 64;
 inline constexpr std::size_t kMaxStreamAlignment = 4096;
 
@@ -105,6 +108,8 @@ inline std::size_t tag_of(const void* object) noexcept {
 }
 template <bool kInstrumented = true>
 inline void set_tag(void* object, std::size_t granules) noexcept {
+  STRATA_ASSERT(granules * kTagGranule <= kMaxTaggedSlot &&
+                reinterpret_cast<std::uintptr_t>(object) % kTagGranule == 0);
   auto* tag = static_cast<unsigned char*>(object) - 1;
   if constexpr (kInstrumented || instrument::kAsan) instrument::write_hidden_byte(tag, static_cast<unsigned char>(granules));
   else *tag = static_cast<unsigned char>(granules);
@@ -157,6 +162,7 @@ class TaggedStreamHeap : public Super {
     // closed (freed objects wait) comes here for every request they miss.
     set_tag<kInstrumented>(reinterpret_cast<void*>(start), slot / kTagGranule);
     cursor_->bump = start + slot;
+    STRATA_ASSERT(cursor_->bump <= run_end_);  // the stream stays in its run
     refreshWindow();
     return reinterpret_cast<void*>(start);
   }
