@@ -48,7 +48,7 @@ def test_every_stand_in_is_calibrated_at_the_evaluation_scale():
     when a figure is outside 2x with no reason."""
     result = lab("calibrate", timeout=900)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
-    table = [line for line in result.stdout.splitlines() if line.startswith("| ") and "(" in line]
+    table = [line for line in result.stdout.splitlines()[2:] if line.startswith("| ")]
     assert len(table) == len(calibration.FIGURES) - sum(1 for f in calibration.FIGURES
                                                          if f.program not in calibration.PROGRAM.values())
     assert not any("OUTSIDE" in line or "not measured" in line for line in table)
