@@ -52,3 +52,20 @@ def test_every_stand_in_is_calibrated_at_the_evaluation_scale():
     assert len(table) == len(calibration.FIGURES) - sum(1 for f in calibration.FIGURES
                                                          if f.program not in calibration.PROGRAM.values())
     assert not any("OUTSIDE" in line or "not measured" in line for line in table)
+
+
+def test_the_report_section_shows_this_runs_profile_and_cpu_time():
+    from types import SimpleNamespace
+    from strata_lab.report.sections import calibration as section
+    profile = {"workload": "parser", "mode": "naive", "scale": 14, "status": "ok", "total_objects": 4_000_000,
+               "peak_live_objects": 300_000, "average_size": 38.0, "total_bytes": 152_000_000,
+               "peak_live_bytes": 9_000_000}
+    cell = SimpleNamespace(cpu=SimpleNamespace(median=2.0), time=SimpleNamespace(median=5.0))
+    r = SimpleNamespace(profiles=[profile], cells={("parser", "naive", 14, "glibc", "Adv0"): cell})
+    s = section.build(r)
+    text = repr([block for block in s.blocks if block[0] == "table"])
+    assert "parser (197.parser), scale 14" in text
+    assert "2,000,000" in text and "0.71" in text  # 4M objects / 2 CPU-seconds, against Vam's 2,813K/s
+    assert "300,000" in text and "1.30" in text    # peak live against 2002 Table 3's 230,919
+    empty = section.build(SimpleNamespace(profiles=[], cells={}))
+    assert "No stand-in was profiled" in repr(empty.blocks)
