@@ -106,7 +106,7 @@ def forest(path: Optional[Path], rows: list, title: str = "") -> Optional[Path]:
         return None
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(11.0, FOREST_PAD_IN + ROW_IN * len(rows)))
-    for i, (label, e, criterion, verdict) in enumerate(reversed(rows)):
+    for i, (_label, e, criterion, verdict) in enumerate(reversed(rows)):
         colour = VERDICT_COLOURS.get(verdict, "black")
         ax.plot([e.low, e.high], [i, i], color=colour, linewidth=2)
         ax.plot([e.value], [i], "o", color=colour, markersize=4)
