@@ -109,6 +109,21 @@ inline constexpr std::size_t kPurgeBatch = 8;
 // all, turn after turn (bench/malloc's `simple`: 1.70x mimalloc 3's time, 0.81x
 // the fixed limit of 8's; the fixed 64 measured 1.07x).
 inline constexpr std::size_t kRetainLowerEvery = 4;
+// Purging on a clock (jemalloc's decay, mimalloc's purge_delay): an empty
+// block beyond the retain limit is discarded only once it has stayed empty
+// this many milliseconds (STRATA_PURGE_DELAY_MS overrides it; 0 discards at
+// once, the old rule). The heap looks at its oldest blocks when a block
+// empties and at every refill, so a burst that follows a burst reuses the
+// first one's blocks warm, and a burst that is not followed goes back at the
+// heap's first refill or emptied block after the delay. (Chosen between the
+// Vec-growth faults a short delay saves and the huge cache a long one keeps:
+// docs/benchmarks-malloc.md, "Purging on a clock".)
+inline constexpr std::uint32_t kPurgeDelayMs = 300;
+inline constexpr std::uint32_t kPurgeDelayMaxMs = 60 * 60 * 1000;
+// However young, at most this many empty blocks beyond the retain limit wait
+// for the clock (64 MiB a heap): a thread that frees a burst and then sleeps
+// holds no more than this until it runs again.
+inline constexpr std::size_t kDelayedEmptyMax = 1024;
 // A full block whose last object another thread frees stays resident for its
 // owner (who collects it warm at a refill) while the owner is active: it has
 // refilled within the last kRemoteKeepMs milliseconds, and fewer than

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "config.hpp"
+#include "options.hpp"
 #include "os.hpp"
 #include "segment.hpp"
 #include "strata/assert.hpp"
@@ -46,6 +47,7 @@ struct Region {
   std::uint64_t used[kRegionSegments / 64];
   std::uint32_t resident[kRegionSegments];  // bytes from the segment's start that may be resident
   std::uint32_t freed_at[kRegionSegments];  // g_clock when it was freed: the oldest is discarded first
+  std::uint32_t freed_ms[kRegionSegments];  // coarse_clock_ms() then: discarded once purge_delay_ms() old
 };
 
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -53,6 +55,11 @@ Region g_regions[cfg::kHugeRegions];
 std::size_t g_region_count = 0;
 std::size_t g_cached_bytes = 0;  // resident bytes in free segments
 std::uint32_t g_clock = 0;
+// The cache on a clock: is anything cached, and the coarse clock when the
+// oldest of it was freed (no later than that: a purge recomputes it). Read
+// without the lock by huge_purge_due, the check other slow paths make.
+std::atomic<bool> g_cache_waiting{false};
+std::atomic<std::uint32_t> g_cache_oldest_ms{0};
 std::size_t g_discarded_bytes = 0;
 std::size_t g_reserved_bytes = 0;
 std::size_t g_grown_in_place = 0;  // reallocs that grew into the free segments behind
@@ -97,8 +104,18 @@ std::size_t part_in_segment(std::size_t bytes, std::size_t j) noexcept {
 
 // Segments [first, first+n) of r leave a run whose first `touched` bytes
 // (from `first`) may be resident: they join the cache.
+// Something freed into the cache now: the clock starts for it.
+void note_cached(std::uint32_t now) noexcept {
+  if (!g_cache_waiting.load(std::memory_order_relaxed)) {
+    g_cache_oldest_ms.store(now, std::memory_order_relaxed);
+    g_cache_waiting.store(true, std::memory_order_release);
+  }
+}
+
 void give_segments(Region& r, std::size_t first, std::size_t n, std::size_t touched) noexcept {
   ++g_clock;
+  std::uint32_t now = coarse_clock_ms();
+  note_cached(now);
   for (std::size_t j = 0; j < n; ++j) {
     std::size_t i = first + j;
     auto part = static_cast<std::uint32_t>(part_in_segment(touched, j));
@@ -106,6 +123,7 @@ void give_segments(Region& r, std::size_t first, std::size_t n, std::size_t touc
     STRATA_ASSERT(r.resident[i] <= kSegment);
     g_cached_bytes += r.resident[i];
     r.freed_at[i] = g_clock;
+    r.freed_ms[i] = now;
     set_used(r, i, false);
   }
 }
@@ -115,11 +133,14 @@ void give_segments(Region& r, std::size_t first, std::size_t n, std::size_t touc
 // lay beyond them.
 void give_moved_segments(Region& r, std::size_t first, std::size_t n, std::size_t moved) noexcept {
   ++g_clock;
+  std::uint32_t now = coarse_clock_ms();
+  note_cached(now);
   for (std::size_t j = 0; j < n; ++j) {
     std::size_t i = first + j;
     if (r.resident[i] <= part_in_segment(moved, j)) r.resident[i] = 0;
     g_cached_bytes += r.resident[i];
     r.freed_at[i] = g_clock;
+    r.freed_ms[i] = now;
     set_used(r, i, false);
   }
 }
@@ -361,6 +382,7 @@ std::size_t first_segment(const HugeHeader* h) noexcept {
 struct OwnMapping {
   void* base;
   std::size_t bytes;
+  std::uint32_t freed_ms;  // coarse_clock_ms() when it was cached
 };
 constexpr std::size_t kOwnCacheEntries = 8;
 OwnMapping g_own_cache[kOwnCacheEntries];
@@ -403,14 +425,70 @@ void cache_or_unmap_own(void* base, std::size_t bytes) noexcept {
       evicted[n_evicted++] = g_own_cache[0];
       own_cache_remove_at(0);
     }
-    g_own_cache[g_own_count++] = {base, bytes};
+    std::uint32_t now = coarse_clock_ms();
+    note_cached(now);
+    g_own_cache[g_own_count++] = {base, bytes, now};
     g_own_bytes += bytes;
   } else {
-    evicted[n_evicted++] = {base, bytes};
+    evicted[n_evicted++] = {base, bytes, 0};
   }
   pthread_mutex_unlock(&g_lock);
   for (std::size_t i = 0; i < n_evicted; ++i) unmap(evicted[i].base, evicted[i].bytes);
 }
+
+// Discards what has stayed in the cache purge_delay_ms() by `now`: in the
+// regions, each run of such free segments in one system call; mappings of
+// their own are unmapped (returned in `expired`, for after the lock). Sets
+// the clock of what is left. Under g_lock.
+std::size_t purge_expired(std::uint32_t now, OwnMapping* expired) noexcept {
+  std::uint32_t delay = purge_delay_ms();
+  bool left = false;
+  std::uint32_t oldest_left = now;
+  auto keep = [&](std::uint32_t freed) {
+    if (!left || static_cast<std::int32_t>(freed - oldest_left) < 0) oldest_left = freed;
+    left = true;
+  };
+  for (std::size_t k = 0; k < g_region_count; ++k) {
+    Region& r = g_regions[k];
+    for (std::size_t i = 0; i < r.segments;) {
+      if (is_used(r, i) || !r.resident[i]) {
+        ++i;
+        continue;
+      }
+      if (now - r.freed_ms[i] < delay) {
+        keep(r.freed_ms[i]);
+        ++i;
+        continue;
+      }
+      // A run of expired free segments: the resident prefix of each, up to
+      // the last one's, goes in one call.
+      std::size_t at = i;
+      std::size_t bytes = 0;
+      for (; i < r.segments && !is_used(r, i) && r.resident[i] && now - r.freed_ms[i] >= delay; ++i) {
+        bytes = (i - at) * kSegment + r.resident[i];
+        g_cached_bytes -= r.resident[i];
+        r.resident[i] = 0;
+      }
+      discard_by_remapping(r.base + at * kSegment, bytes);
+      g_discarded_bytes += bytes;
+    }
+  }
+  std::size_t n_expired = 0;
+  for (std::size_t i = 0; i < g_own_count;) {
+    if (now - g_own_cache[i].freed_ms >= delay) {
+      expired[n_expired++] = g_own_cache[i];
+      own_cache_remove_at(i);
+    } else {
+      keep(g_own_cache[i].freed_ms);
+      ++i;
+    }
+  }
+  g_cache_oldest_ms.store(oldest_left, std::memory_order_relaxed);
+  g_cache_waiting.store(left, std::memory_order_relaxed);
+  return n_expired;
+}
+
+void purge_if_due() noexcept;
 
 // The object starts kHugeHeader rounded up to its alignment (a power of two)
 // from its header, or a segment from it (giant alignment).
@@ -467,6 +545,7 @@ HugeHeader* map_own(std::size_t bytes, std::size_t align, bool giant_align, bool
 }  // namespace
 
 void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
+  purge_if_due();
   if (size > (std::size_t{1} << 46) || align > (std::size_t{1} << 40)) {
     errno = ENOMEM;
     return nullptr;
@@ -505,6 +584,7 @@ void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
 }
 
 void huge_free(void* p) noexcept {
+  purge_if_due();
   HugeHeader* header = header_of(p);
   std::size_t bytes = header->segment.mapped_bytes;
   STRATA_ASSERT(header->touched_bytes <= header->run_bytes && bytes <= header->run_bytes);
@@ -726,6 +806,27 @@ HugeStats huge_stats() noexcept {
   s.moved_bytes = g_moved_bytes.load(std::memory_order_relaxed);
   return s;
 }
+
+bool huge_purge_due(std::uint32_t now) noexcept {
+  return g_cache_waiting.load(std::memory_order_acquire) &&
+         now - g_cache_oldest_ms.load(std::memory_order_relaxed) >= purge_delay_ms();
+}
+
+void huge_purge_expired(std::uint32_t now) noexcept {
+  OwnMapping expired[kOwnCacheEntries];
+  // Another thread at it, or a huge malloc or free under way: it can wait for the next check.
+  if (pthread_mutex_trylock(&g_lock) != 0) return;
+  std::size_t n = purge_expired(now, expired);
+  pthread_mutex_unlock(&g_lock);
+  for (std::size_t i = 0; i < n; ++i) unmap(expired[i].base, expired[i].bytes);
+}
+
+namespace {
+void purge_if_due() noexcept {
+  std::uint32_t now = coarse_clock_ms();
+  if (huge_purge_due(now)) huge_purge_expired(now);
+}
+}  // namespace
 
 void huge_discard_cache() noexcept {
   pthread_mutex_lock(&g_lock);

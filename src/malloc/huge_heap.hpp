@@ -52,6 +52,11 @@ struct HugeStats {
 HugeStats huge_stats() noexcept;
 
 // Gives every cached page back to the OS (tests, and a future malloc_trim).
+// The cache on a clock (cfg::kPurgeDelayMs): has anything in it waited
+// purge_delay_ms() by `now`? Cheap (no lock): slow paths of every size ask.
+bool huge_purge_due(std::uint32_t now) noexcept;
+// Discards what has waited that long (skipped if the heap's lock is busy).
+void huge_purge_expired(std::uint32_t now) noexcept;
 void huge_discard_cache() noexcept;
 
 void huge_lock() noexcept;  // fork

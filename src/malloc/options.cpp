@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "checked.hpp"
 #include "config.hpp"
 #include "report.hpp"
@@ -16,6 +18,8 @@ extern char** environ;
 namespace strata::malloc_detail {
 
 namespace cfg = strata::malloc_config;
+
+std::atomic<std::uint32_t> g_purge_delay_ms{cfg::kPurgeDelayMs};
 
 namespace {
 
@@ -62,11 +66,39 @@ bool apply_setting(const char* entry, Setting* settings, std::size_t count) noex
   return known;
 }
 
+// "NAME=digits" within [0, max], or false.
+bool parse_ms(const char* value, std::uint32_t max, std::uint32_t* out) noexcept {
+  if (*value == '\0') return false;
+  std::uint64_t n = 0;
+  for (const char* c = value; *c; ++c) {
+    if (*c < '0' || *c > '9') return false;
+    n = n * 10 + static_cast<std::uint64_t>(*c - '0');
+    if (n > max) return false;
+  }
+  *out = static_cast<std::uint32_t>(n);
+  return true;
+}
+
+// STRATA_PURGE_DELAY_MS: a bad value stops the program before it runs (a
+// delay silently left at its default would change its memory unnoticed).
+bool apply_purge_delay(const char* entry) noexcept {
+  const char* value = nullptr;
+  if (!entry_is(entry, "STRATA_PURGE_DELAY_MS", &value)) return false;
+  std::uint32_t ms = 0;
+  if (!parse_ms(value, cfg::kPurgeDelayMaxMs, &ms)) {
+    Report().str("strata: ").str(entry).str(": STRATA_PURGE_DELAY_MS expects milliseconds, 0 to ")
+        .num(cfg::kPurgeDelayMaxMs).str("\n");
+    ::_exit(2);
+  }
+  g_purge_delay_ms.store(ms, std::memory_order_relaxed);
+  return true;
+}
+
 void warn_unknown(const char* entry) noexcept {
   Report r;
   r.str("strata: unknown environment variable ");
   for (const char* c = entry; *c && *c != '='; ++c) r.put(*c);
-  r.str(" (libstrata reads STRATA_SHOW_STATS, STRATA_VERBOSE, STRATA_CHECK)\n");
+  r.str(" (libstrata reads STRATA_SHOW_STATS, STRATA_VERBOSE, STRATA_CHECK, STRATA_PURGE_DELAY_MS)\n");
 }
 
 }  // namespace
@@ -79,7 +111,7 @@ Options read_options() noexcept {
   for (char** env = environ; env && *env; ++env) {
     const char* entry = *env;
     if (!starts_with(entry, "STRATA_")) continue;
-    bool known = apply_setting(entry, settings, sizeof settings / sizeof settings[0]);
+    bool known = apply_setting(entry, settings, sizeof settings / sizeof settings[0]) || apply_purge_delay(entry);
     for (const char* prefix : kForeignPrefixes) known = known || starts_with(entry, prefix);
     if (!known) warn_unknown(entry);
   }
@@ -96,6 +128,8 @@ void print_config(const Options& options) noexcept {
   r.str("  retained empty blocks per thread ").num(cfg::kRetainedEmptyPages).str(" to ").num(cfg::kRetainedEmptyMax)
       .str(" (by demand), in abandoned heaps ").num(cfg::kAbandonedRetainedMax).str(", large dirty limit ")
       .bytes(cfg::kLargeDirtyLimit).str(", huge cache ").bytes(cfg::kHugeCacheBytes).str("\n");
+  r.str("  purge delay ").num(purge_delay_ms()).str(" ms (empty blocks beyond the limit wait for it, up to ")
+      .num(cfg::kDelayedEmptyMax).str(" a thread)\n");
   r.str("  checked mode ").str(checked_mode() ? "on" : "off").str(cfg::kAlwaysChecked ? " (built in)" : "")
       .str(", statistics at exit ").str(options.show_stats ? "on" : "off").str("\n");
 }

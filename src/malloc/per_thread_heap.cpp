@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "checked.hpp"
+#include "huge_heap.hpp"
+#include "options.hpp"
 #include "strata/platform.hpp"
 
 namespace strata::malloc_detail {
@@ -250,7 +252,10 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   if constexpr (STRATA_ASSERTS_ON) {
     if (refills.load(std::memory_order_relaxed) % kVerifyEvery == 0) STRATA_ASSERT_VALID(verify());
   }
-  active_ms.store(coarse_clock_ms(), std::memory_order_relaxed);
+  std::uint32_t now = coarse_clock_ms();
+  active_ms.store(now, std::memory_order_relaxed);
+  if (empty_pages.count > retain_limit) purge_empties(now);  // the blocks of a burst the delay let stay
+  if (huge_purge_due(now)) huge_purge_expired(now);
   if (q.full_has_remote.load(std::memory_order_relaxed) &&
       q.full_has_remote.exchange(false, std::memory_order_acq_rel))
     q.scan_left = q.full.count;  // look at every full block once more
@@ -410,12 +415,23 @@ void PerThreadHeap::page_emptied(Page* page) noexcept {
 
 void PerThreadHeap::retire(Page* page) noexcept {
   park_empty(page);
-  if (empty_pages.count <= retain_limit) return;
-  // Over the limit: the oldest go. While the limit is raised, kPurgeBatch of
-  // them at once (adjacent ones in one system call), so the LRU drops below
-  // the limit and never holds more than the limit allows.
+  if (empty_pages.count > retain_limit) purge_empties(page->emptied_ms());
+}
+
+void PerThreadHeap::purge_empties(std::uint32_t now) noexcept {
+  // The oldest blocks are at the back: count those whose delay is over.
   std::size_t over = empty_pages.count - retain_limit;
-  std::size_t n = retain_limit > cfg::kRetainedEmptyPages && over < cfg::kPurgeBatch ? cfg::kPurgeBatch : over;
+  std::size_t n = over > cfg::kDelayedEmptyMax ? over - cfg::kDelayedEmptyMax : 0;
+  std::uint32_t delay = purge_delay_ms();
+  Page* page = empty_pages.back();
+  for (std::size_t i = 0; i < n; ++i) page = PageList::prev(page);
+  for (; n < over && now - page->emptied_ms() >= delay; ++n) page = PageList::prev(page);
+  if (n == 0) return;
+  // While the limit is raised, kPurgeBatch of them at once (adjacent ones in
+  // one system call), so the LRU drops below the limit and never holds more
+  // than the limit allows.
+  if (retain_limit > cfg::kRetainedEmptyPages && n < cfg::kPurgeBatch)
+    n = cfg::kPurgeBatch < empty_pages.count ? cfg::kPurgeBatch : empty_pages.count;
   // For every kRetainLowerEvery blocks discarded the limit drops by one, so a
   // burst going away brings a raised limit back to kRetainedEmptyPages
   // within a few times as many frees, while a working set that breathes
@@ -438,6 +454,7 @@ void PerThreadHeap::park_empty(Page* page) noexcept {
   page->state = PageState::kEmptyRetained;
   page->flags = 0;
   page->set_slot_magic(0);  // a free into the block now is a misuse: the slow path says which
+  page->set_emptied_ms(coarse_clock_ms());
   empty_pages.push_front(page);
 }
 

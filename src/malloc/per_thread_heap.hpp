@@ -56,6 +56,7 @@ struct PageList {
   Page* front() const noexcept { return pages.front(); }
   Page* back() const noexcept { return pages.back(); }
   static Page* next(const Page* p) noexcept { return Pages::next(p); }
+  static Page* prev(const Page* p) noexcept { return Pages::prev(p); }
   void push_front(Page* p) noexcept {
     pages.push_front(p);
     ++count;
@@ -185,6 +186,9 @@ struct PerThreadHeap {
   void push_available(std::size_t cls, Page* page) noexcept;
   void retire(Page* page) noexcept;
   void park_empty(Page* page) noexcept;
+  // Discard the empty blocks beyond the retain limit that have waited
+  // purge_delay_ms() by `now`, and the oldest beyond kDelayedEmptyMax more.
+  void purge_empties(std::uint32_t now) noexcept;
   // Discard the `count` oldest empty blocks at once: sorted by address,
   // adjacent ones in one system call.
   void discard_oldest_empties(std::size_t count) noexcept;

@@ -248,6 +248,11 @@ struct alignas(64) Page {
     auto offset = static_cast<std::size_t>(static_cast<const char*>(p) - base);
     return base + offset / block_size * block_size;
   }
+  // While the block waits empty in its heap's LRU (PageState::kEmptyRetained)
+  // it counts nothing, and until_trigger holds the coarse clock at which it
+  // emptied (fresh_page sets the count again).
+  std::uint32_t emptied_ms() const noexcept { return static_cast<std::uint32_t>(until_trigger); }
+  void set_emptied_ms(std::uint32_t ms) noexcept { until_trigger = static_cast<std::int32_t>(ms); }
   // Remember how far the bump pointer got (before the block is reset).
   void note_touched() noexcept {
     auto reached = static_cast<std::size_t>(bump - start());

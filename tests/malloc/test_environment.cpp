@@ -55,6 +55,26 @@ TEST(StrataEnvironment, MalformedValueIsReportedWithTheField) {
   EXPECT_NE(r.err.find("strata: STRATA_CHECK=yes: expected 0 or 1"), std::string::npos) << r.err;
 }
 
+// A purge delay that is not a number of milliseconds stops the program
+// before it runs, naming the variable: a delay silently left at its default
+// would change the program's memory unnoticed.
+TEST(StrataEnvironment, BadPurgeDelayStopsTheProgram) {
+  for (const char* bad : {"STRATA_PURGE_DELAY_MS=fast", "STRATA_PURGE_DELAY_MS=-1", "STRATA_PURGE_DELAY_MS=",
+                          "STRATA_PURGE_DELAY_MS=99999999999"}) {
+    auto r = run_program({STRATA_PROBE, "work"}, {bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.out.find("probe: done"), std::string::npos) << bad << ": the program ran";
+    EXPECT_NE(r.err.find(std::string("strata: ") + bad + ": STRATA_PURGE_DELAY_MS expects milliseconds"),
+              std::string::npos) << r.err;
+  }
+}
+
+TEST(StrataEnvironment, PurgeDelayIsReadAndShown) {
+  auto r = run_program({STRATA_PROBE, "work"}, {"STRATA_PURGE_DELAY_MS=250", "STRATA_VERBOSE=1"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("purge delay 250 ms"), std::string::npos) << r.err;
+}
+
 TEST(StrataEnvironment, OtherPartsVariablesAreNotReported) {
   auto r = run_program({STRATA_PROBE, "work"}, {"STRATA_TEST_LONG=1", "STRATA_LAB_PROFILE_OUT=/dev/null",
                                                   "STRATA_BENCH_ROUNDS=3"});

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "config.hpp"
+#include "huge_heap.hpp"
 #include "large_heap.hpp"
+#include "options.hpp"
 #include "os.hpp"
 #include "segment.hpp"
 #include "strata/strata.h"
@@ -206,6 +208,8 @@ TEST_F(GuardPagesDeathTest, OffTheEndOfASmallBlock) {
 TEST_F(GuardPagesDeathTest, SmallBlockGuardOutlivesDiscarding) {
   // Blocks filled, emptied and discarded (many more than a heap keeps
   // resident), then filled again to the last slot: the guard is still there.
+  // With no purge delay, so that they are discarded at once.
+  std::uint32_t delay = md::g_purge_delay_ms.exchange(0);
   std::size_t discarded = md::discarded_os_pages();
   std::vector<void*> objects;
   for (int i = 0; i < 40 * 1000; ++i) objects.push_back(strata_malloc(48));
@@ -213,6 +217,7 @@ TEST_F(GuardPagesDeathTest, SmallBlockGuardOutlivesDiscarding) {
   std::vector<void*> filler(cfg::kQuarantineSlots);  // push the last of them out of the quarantine
   for (auto& f : filler) f = strata_malloc(1000);
   for (void* f : filler) strata_free(f);
+  md::g_purge_delay_ms.store(delay);
   ASSERT_GT(md::discarded_os_pages(), discarded + 20 * cfg::kPageSize / cfg::kOsPageSize);
   std::vector<void*> keep;
   char* last = object_ending_its_block(64 - cfg::kCanaryBytes, 64, keep);
@@ -249,6 +254,9 @@ TEST(GuardPages, FreedMemoryIsUsableAgain) {
 TEST(GuardPages, MarkersSplitNoMapping) {
   strata_free(strata_malloc(3 << 20));  // the first guard asks the kernel
   if (md::guards_split_mappings()) GTEST_SKIP() << "no guard markers (Linux < 6.13): mprotect, tested below";
+  // Earlier tests' cached huge pages would leave the cache on its clock
+  // meanwhile (fresh pages mapped over them): gone before counting.
+  md::huge_discard_cache();
   std::size_t before = md::count_mappings();
   std::vector<void*> objects;
   for (int i = 0; i < 50; ++i) objects.push_back(strata_malloc(std::size_t{3} << 20));

@@ -14,6 +14,7 @@
 #include "config.hpp"
 #include "huge_heap.hpp"
 #include "large_heap.hpp"
+#include "options.hpp"
 #include "os.hpp"
 #include "segment.hpp"
 #include "strata/strata.h"
@@ -23,6 +24,13 @@ namespace {
 
 namespace cfg = strata::malloc_config;
 using strata::malloc_detail::large_stats;
+
+// The retain limit's rules on their own: no purge delay while it lives
+// (test_purge.cpp tests the delay).
+struct NoPurgeDelay {
+  std::uint32_t saved = strata::malloc_detail::g_purge_delay_ms.exchange(0);
+  ~NoPurgeDelay() { strata::malloc_detail::g_purge_delay_ms.store(saved); }
+};
 
 TEST(StrataLarge, FreedNeighboursCoalesceIntoOneChunk) {
   // In a fresh thread, so that the objects come from one arena in order.
@@ -283,6 +291,7 @@ TEST(StrataLarge, DeferredFreesKeepTheBinsConsistent) {
 }
 
 TEST(StrataPages, EmptyBlocksAreDiscardedBeyondTheRetainedFew) {
+  NoPurgeDelay no_delay;
   std::thread([] {
     std::size_t before = strata::malloc_detail::discarded_os_pages();
     std::vector<void*> objects;
@@ -345,6 +354,7 @@ std::size_t fill_and_free_blocks(std::size_t blocks) {
 // that the next round faults in again, so the heap raises its retain limit
 // until a round discards nothing.
 TEST(StrataPages, AHeapThatFaultsDiscardedBlocksInAgainKeepsMoreEmptyBlocks) {
+  NoPurgeDelay no_delay;
   std::thread([] {
     constexpr std::size_t kBlocks = 24;
     static_assert(kBlocks > cfg::kRetainedEmptyPages + 1 && kBlocks < cfg::kRetainedEmptyMax);
@@ -362,6 +372,7 @@ TEST(StrataPages, AHeapThatFaultsDiscardedBlocksInAgainKeepsMoreEmptyBlocks) {
 // burst big enough to overflow the LRU kRetainLowerEvery times per block of
 // the highest limit leaves kRetainedEmptyPages empty blocks resident.
 TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
+  NoPurgeDelay no_delay;
   std::thread([] {
     for (int round = 0; round < 4; ++round) fill_and_free_blocks(24);
     void* probe = strata_malloc(256);
@@ -382,6 +393,7 @@ TEST(StrataPages, ABurstFreedAfterChurnKeepsOnlyTheRetainedFew) {
 // at a time, adjacent blocks in one system call: blocks filled in address
 // order and emptied in the same order go back in runs, not one call each.
 TEST(StrataPages, DiscardsOfARaisedLimitComeInBatchesOfAdjacentBlocks) {
+  NoPurgeDelay no_delay;
   std::thread([] {
     for (int round = 0; round < 4; ++round) fill_and_free_blocks(24);  // raises the limit
     void* probe = strata_malloc(256);

@@ -42,6 +42,8 @@ PROGRAMS = {
                 ["/usr/bin/python3", "{programs}/churn_dicts.py"]),
     "gcc": ("gcc -O2 -g -c sample.c (gcc, cc1 and as; the largest process counts)",
             ["/usr/bin/gcc", "-O2", "-g", "-c", "{programs}/sample.c", "-o", "{out}/sample.o"]),
+    "sqlite3": ("sqlite3 sqlite_rows.sql, 200 000 rows in memory: 3 indexes, an aggregate, a join, a sort, VACUUM",
+                ["/bin/sh", "-c", "sed 's/{{rows}}/200000/g' {programs}/sqlite_rows.sql | /usr/bin/sqlite3 :memory:"]),
 }
 
 GOAL_PEERS = ["jemalloc", "tcmalloc", "mimalloc"]
