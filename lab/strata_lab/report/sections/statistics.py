@@ -75,7 +75,8 @@ def build(r: Results) -> Section:
             continue
         total_max = f"{p['total_bytes'] / p['peak_live_bytes']:.1f}" if p["peak_live_bytes"] else "—"
         cell = r.cells.get((p["workload"], p["mode"], p["scale"], "glibc", "Adv0"))
-        rate_text = f"{p['total_objects'] / cell.time.median:,.0f}" if cell and cell.time and cell.time.median else "—"
+        timed = cell and cell.time and cell.time.median
+        rate_text = f"{p['total_objects'] / cell.time.median:,.0f}" if timed else "—"
         rows.append([p["workload"], f"{p['mode']}, {p['scale']}", f"{p['total_objects']:,}",
                      f"{p['peak_live_objects']:,}", f"{p['average_size']:.0f}", f"{p['total_bytes']:,}",
                      f"{p['peak_live_bytes']:,}", total_max, rate_text])
