@@ -15,16 +15,17 @@ define configure
 	cmake --build build/$(1) -j $(JOBS)
 endef
 
-.PHONY: help setup build debug peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-asan fuzz bench bench-run peers lab clean
+.PHONY: help setup build debug lint peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-asan fuzz bench bench-run peers lab clean
 
 help:
 	@echo "make setup      install Debian packages and the lab's Python venv"
 	@echo "make test       build (Release) and run every test: CTest + cargo test + pytest"
-	@echo "make test-asan  the C/C++ suite under AddressSanitizer + UBSan"
+	@echo "make test-asan  the C/C++ suite under AddressSanitizer + UBSan (assertions on)"
 	@echo "make test-rust  the Rust crates' tests (cargo test in rust/)"
 	@echo "make test-rust-asan  the Rust crates' tests under AddressSanitizer (nightly)"
-	@echo "make test-tsan  the threaded tests under ThreadSanitizer"
+	@echo "make test-tsan  the threaded tests under ThreadSanitizer (assertions on)"
 	@echo "make test-all   test, test-asan, test-tsan and test-rust-asan (CI adds make fuzz)"
+	@echo "make lint       clang-format on changed C/C++ lines, ruff on the lab, commit subjects, kernel calls"
 	@echo "make fuzz       the libFuzzer harnesses (clang-14), FUZZ_SECONDS (300) each"
 	@echo "make bench      the benchmarks (ratios against peers; slow)"
 	@echo "make peers      build mimalloc 3 and snmalloc from crates.io sources into build/peers (needs cargo)"
@@ -65,14 +66,27 @@ test-rust-asan:
 	  cargo +nightly test -p strata-reap -p strata-alloc --features strata-reap/nightly --target x86_64-unknown-linux-gnu
 
 test-asan: setup
-	$(call configure,asan,-DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=address -DSTRATA_BUILD_BENCH=OFF)
+	$(call configure,asan,-DCMAKE_BUILD_TYPE=Debug -DSTRATA_ASSERTIONS=ON -DSTRATA_SANITIZE=address -DSTRATA_BUILD_BENCH=OFF)
 	cd build/asan && ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(CTEST) -LE no-asan
 
 test-tsan: setup
-	$(call configure,tsan,-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=thread -DSTRATA_BUILD_BENCH=OFF)
+	$(call configure,tsan,-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_ASSERTIONS=ON -DSTRATA_SANITIZE=thread -DSTRATA_BUILD_BENCH=OFF)
 	cd build/tsan && $(CTEST) --no-tests=error -L threads -LE no-tsan
 
 test-all: test test-asan test-tsan test-rust-asan
+
+# The formatters and linters (tools/lint, CONTRIBUTING.md): the one door to
+# the kernel, clang-format on the C/C++ lines changed since the base
+# (STRATA_LINT_BASE, default origin/main; tools/lint/format.sh), ruff on the
+# lab, commit subjects. The tools, pinned in tools/lint/requirements.txt, go
+# into the lab's venv.
+LINT_REQUIREMENTS := tools/lint/requirements.txt
+lint: setup
+	@for req in $$(grep -v '^#' $(LINT_REQUIREMENTS)); do \
+	  $(VENV)/bin/pip freeze 2>/dev/null | grep -qxF "$$req" || { $(VENV)/bin/pip install -q -r $(LINT_REQUIREMENTS); break; }; \
+	done
+	tools/lint/kernel_calls.sh
+	tools/lint/format.sh $(VENV)/bin
 
 # The libFuzzer harnesses (fuzz/, docs/fuzzing.md) in build/fuzz: clang-14,
 # ASan+UBSan, each for FUZZ_SECONDS from its corpus fuzz/corpus/<harness>

@@ -133,6 +133,12 @@ def _evaluation(sub) -> None:
     p.add_argument("--cachegrind", action="store_true",
                    help="a cachegrind run (D1, LL misses, instructions) for every cell, not only those of the "
                         "config's cachegrind_sections (slow)")
+    p.add_argument("--name", help="with -- CMD: the program's name in the report (default: the command's)")
+    p.add_argument("--drag", action="store_true",
+                   help="also run each [[program]] (or CMD) once under strata-drag: the first screen's region and "
+                        "reap advice then weighs its object drag (slow: Valgrind)")
+    p.add_argument("program", nargs=argparse.REMAINDER,
+                   help="-- CMD ARGS...: evaluate your own program (docs/lab.md, \"Evaluate your own program\")")
     p.set_defaults(run=_evaluate, command=None, alloc="glibc")
 
     p = sub.add_parser("bench", help="a benchmark: layers, reap, malloc or shims (Markdown tables on stdout)")

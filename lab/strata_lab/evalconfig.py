@@ -34,7 +34,21 @@ under strata-drag (docs/drag.md): workloads = [native workloads], modes
 [bench.pages] measures page-level locality under strata-pages (docs/pages.md):
 workloads, allocators, mode (default naive), scale (default 0.02), window.
 
+Your own programs: a [[program]] table names a program the evaluation runs like a workload (docs/lab.md,
+"Evaluate your own program"); experiments name it in their workloads (section "user-program" gives the
+report its first screen, report/user_program.py):
+
+    [[program]]
+    name = "myprog"         # a name of your choosing, not a workload's
+    argv = ["./myprog", "--input", "data.txt"]
+    env = {MYPROG_THREADS = "1"}   # optional: added to its environment
+    checksum = "none"       # "none" (default: only its exit status is checked), "stdout" (its output must
+                            # be the same in every run) or "line" (it prints "checksum <hex>" last)
+
+`strata-lab evaluate -- CMD ARGS...` writes such a config (user_config) and runs it.
+
 Every error names the offending field and is raised before anything runs."""
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -46,7 +60,7 @@ from .errors import LabError
 
 # The report's sections, in report order (strata_lab/report/sections/ renders them).
 SECTIONS = ["per-class", "regions", "resilience", "occupancy", "real-programs", "reaps", "statistics",
-            "general-purpose", "heap-layers", "vam-variants", "page-locality", "hardening"]
+            "general-purpose", "heap-layers", "vam-variants", "page-locality", "hardening", "user-program"]
 MODES = ["custom", "naive", "reap"]
 PRESETS = ["Adv0", "Adv1", "Adv3", "Adv10"] + [p.name for p in precondition.SWEEP]
 # Allocators the evaluation knows by name. kingsley and lea are the layer-built
@@ -67,6 +81,12 @@ BENCH_FIELDS = {
     "object-drag": {"workloads": list, "modes": list, "scale": (int, float)},  # strata-drag (docs/drag.md)
     "pages": {"workloads": list, "allocators": list, "mode": str, "scale": (int, float), "window": int},  # strata-pages
 }
+PROGRAM_FIELDS = {"name": str, "argv": list, "env": dict, "checksum": str}
+PROGRAM_CHECKSUMS = ("none", "stdout", "line")
+# `evaluate -- CMD`: the allocators every program is timed on, the ones it is preconditioned on (Adv3), and the
+# memory runs (fragmentation) of every cell.
+USER_ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc", "strata"]
+USER_ADV3_ALLOCATORS = ["glibc", "jemalloc", "mimalloc"]
 MIN_RUNS = 5
 
 
@@ -106,6 +126,7 @@ class Config:
     memory_runs: int = 3
     budget_s: Optional[float] = None   # None: no adaptive rounds
     max_rounds: int = 20
+    programs: list = field(default_factory=list)   # [[program]] tables, checked
 
     def sections(self) -> list:
         present = {e.section for e in self.experiments}
@@ -156,10 +177,12 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise LabError(f"{path}: malformed TOML: {error}") from None
-    known_top = {"evaluation", "experiment", "bench"}
+    known_top = {"evaluation", "experiment", "bench", "program"}
     for key in data:
         if key not in known_top:
-            raise LabError(f"{path}: {key}: unknown table (known: evaluation, experiment, bench)")
+            raise LabError(f"{path}: {key}: unknown table (known: evaluation, experiment, bench, program)")
+    programs = _programs(path, data.get("program", []), workload_names)
+    workload_names = list(workload_names) + [p["name"] for p in programs]
     evaluation = data.get("evaluation", {})
     _check_type(f"{path}: evaluation", evaluation, dict)
     _check_fields(f"{path}: evaluation", evaluation, EVALUATION_FIELDS)
@@ -178,7 +201,50 @@ def parse(text: str, path: str, workload_names: list, allocator_names: Optional[
                    for i, raw in enumerate(raw_experiments)]
     bench = _bench(path, data.get("bench", {}), workload_names, allocator_names)
     return Config(path, evaluation.get("name", Path(path).stem), runs, seed, timeout_s, experiments, bench,
-                  evaluation.get("description", ""), data, *cachegrind, list(memory_sections), *adaptive)
+                  evaluation.get("description", ""), data, *cachegrind, list(memory_sections), *adaptive, programs)
+
+
+def _programs(path: str, raw, workload_names: list) -> list:
+    """The [[program]] tables, checked: a name of its own, a non-empty argv of strings, env of strings."""
+    if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
+        raise LabError(f"{path}: program: expected [[program]] tables")
+    out = []
+    for i, table in enumerate(raw):
+        where = f"{path}: program[{i}]"
+        _check_fields(where, table, PROGRAM_FIELDS)
+        name = table.get("name")
+        if not name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+            raise LabError(f"{where}.name: expected a name of letters, digits, '.', '_' or '-', got {name!r}")
+        if name in workload_names or any(p["name"] == name for p in out):
+            raise LabError(f"{where}.name: '{name}' is already a workload's or another program's name")
+        argv = table.get("argv")
+        if not argv or not all(isinstance(a, str) and a for a in argv):
+            raise LabError(f"{where}.argv: expected a non-empty list of non-empty strings (the command line)")
+        env = table.get("env", {})
+        if not all(isinstance(v, str) for v in env.values()):
+            raise LabError(f"{where}.env: expected strings as values")
+        checksum = table.get("checksum", "none")
+        if checksum not in PROGRAM_CHECKSUMS:
+            raise LabError(f"{where}.checksum: '{checksum}': expected one of {', '.join(PROGRAM_CHECKSUMS)}")
+        out.append({"name": name, "argv": list(argv), "env": dict(env), "checksum": checksum})
+    return out
+
+
+def user_config(argv: list, name: str, runs: int = MIN_RUNS, timeout_s: float = 600) -> str:
+    """The config of `strata-lab evaluate -- CMD`: the program, in its one mode (naive: its allocations go to
+    malloc), on USER_ALLOCATORS at Adv0 and USER_ADV3_ALLOCATORS at Adv3, with memory runs of every cell."""
+    def toml(value) -> str:  # a JSON string or list of strings is a TOML basic string or array
+        return json.dumps(value)
+    return "\n".join([
+        "[evaluation]", f"name = {toml('program: ' + name)}",
+        f"description = {toml('strata-lab evaluate -- ' + ' '.join(argv))}",
+        f"runs = {runs}", "seed = 1", f"timeout_s = {timeout_s}", 'memory_sections = ["user-program"]',
+        "memory_runs = 3", "",
+        "[[program]]", f"name = {toml(name)}", f"argv = {toml(list(argv))}", "",
+        "[[experiment]]", 'section = "user-program"', f"workloads = {toml([name])}",
+        f"allocators = {toml(USER_ALLOCATORS)}", 'modes = ["naive"]', 'presets = ["Adv0"]', "",
+        "[[experiment]]", 'section = "user-program"', f"workloads = {toml([name])}",
+        f"allocators = {toml(USER_ADV3_ALLOCATORS)}", 'modes = ["naive"]', 'presets = ["Adv3"]', ""])
 
 
 def _cachegrind(path: str, evaluation: dict) -> tuple:

@@ -2,7 +2,6 @@
 full citation a reader sees, and the text (docs/papers/) a test checks every
 quoted sentence and figure against."""
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import paths
 

@@ -1,7 +1,10 @@
 """`strata-lab trace record` and `trace replay`: record a program's
 allocation trace (libstrata-trace.so), replay it on any allocator with
-strata-replay. The file format is in docs/lab.md and src/lab/trace_format.hpp."""
+strata-replay. The file format is defined once, in src/lab/trace_format.hpp
+(docs/lab.md describes it); this module reads its constants from there."""
+import functools
 import json
+import re
 import struct
 import tempfile
 from pathlib import Path
@@ -9,42 +12,71 @@ from pathlib import Path
 from . import frag, paths, profile, runner
 from .errors import LabError, ProgramFailed
 
-HEADER = b"STRTRACE"
-TRAILER = b"STRTEND1"
-VERSION = 1
-HEADER_BYTES = 16
-TRAILER_BYTES = 72
-TRAILER_FIELDS = ["records", "objects", "peak_live_bytes", "peak_live_objects", "threads", "duration_ns",
-                  "unknown_frees", "live_bytes_at_end"]
+FORMAT_HEADER = paths.REPO_ROOT / "src" / "lab" / "trace_format.hpp"
+
+
+@functools.cache
+def trace_format() -> dict:
+    """The format's constants, read from their one definition, the C++ header
+    the recorder and the replayer compile (FORMAT_HEADER): header and trailer
+    magic, version, header and trailer sizes, the trailer's fields in order."""
+    try:
+        text = FORMAT_HEADER.read_text()
+    except OSError as e:
+        raise LabError(f"{FORMAT_HEADER}: cannot read the trace format ({e.strerror})") from None
+
+    def constant(name, pattern):
+        m = re.search(rf"\b{name}\b[^=]*=\s*{pattern}", text)
+        if not m:
+            raise LabError(f"{FORMAT_HEADER}: no {name} in the trace format")
+        return m.group(1)
+
+    def magic(name):
+        return "".join(re.findall(r"'(.)'", constant(name, r"\{([^}]*)\}"))).encode()
+
+    trailer = re.search(r"struct Trailer \{([^}]*)\}", text)
+    if not trailer:
+        raise LabError(f"{FORMAT_HEADER}: no struct Trailer in the trace format")
+    return {
+        "header": magic("kHeaderMagic"),
+        "trailer": magic("kTrailerMagic"),
+        "version": int(constant("kVersion", r"(\d+)")),
+        "header_bytes": int(constant("kHeaderBytes", r"(\d+)")),
+        "trailer_bytes": int(constant("kTrailerBytes", r"(\d+)")),
+        "trailer_fields": re.findall(r"std::uint64_t (\w+);", trailer.group(1)),
+    }
 
 
 def read_summary(path) -> dict:
     """The trailer of a complete trace; LabError naming the file and problem otherwise."""
     path = Path(path)
+    fmt = trace_format()
+    header_bytes, trailer_bytes = fmt["header_bytes"], fmt["trailer_bytes"]
     try:
         with open(path, "rb") as f:
-            header = f.read(HEADER_BYTES)
+            header = f.read(header_bytes)
             f.seek(0, 2)
             size = f.tell()
-            if size < HEADER_BYTES + TRAILER_BYTES:
+            if size < header_bytes + trailer_bytes:
                 raise LabError(f"{path}: malformed trace: only {size} bytes, too short to be a trace")
-            f.seek(size - TRAILER_BYTES)
-            trailer = f.read(TRAILER_BYTES)
+            f.seek(size - trailer_bytes)
+            trailer = f.read(trailer_bytes)
     except FileNotFoundError:
         raise LabError(f"{path}: no such trace file") from None
     except IsADirectoryError:
         raise LabError(f"{path}: is a directory, not a trace file") from None
     except PermissionError:
         raise LabError(f"{path}: trace file is not readable (permission denied)") from None
-    if header[:8] != HEADER:
+    if header[:8] != fmt["header"]:
         raise LabError(f"{path}: malformed trace: not a strata trace (bad magic)")
     version = struct.unpack("<I", header[8:12])[0]
-    if version != VERSION:
-        raise LabError(f"{path}: unsupported trace version {version} (this lab reads version {VERSION})")
-    if trailer[:8] != TRAILER:
+    if version != fmt["version"]:
+        raise LabError(f"{path}: unsupported trace version {version} (this lab reads version {fmt['version']})")
+    if trailer[:8] != fmt["trailer"]:
         raise LabError(f"{path}: malformed trace: incomplete (no trailer: the recorded program "
                        "did not exit normally, or the file was cut)")
-    return dict(zip(TRAILER_FIELDS, struct.unpack("<8Q", trailer[8:])))
+    fields = fmt["trailer_fields"]
+    return dict(zip(fields, struct.unpack(f"<{len(fields)}Q", trailer[8:])))
 
 
 def record(args) -> int:

@@ -7,6 +7,8 @@ import functools
 import hashlib
 import importlib.util
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +31,10 @@ class Invocation:
     argv: list
     env: dict            # added to the lab's environment (with the shims' LD_PRELOAD)
     cwd: Optional[str]
+    # "line": the program prints "checksum <hex>" last; "stdout": the lab hashes all it prints (a
+    # Debian program that prints its result, say clang's assembly, and no checksum line); "none": only
+    # its exit status is checked (your own program, `strata-lab evaluate -- CMD`)
+    checksum: str = "line"
 
 
 
@@ -196,13 +202,106 @@ class _Command:
             return text
         env = {k: fill(str(v)) for k, v in workload.program.get("env", {}).items()}
         env.update({k: fill(str(v)) for k, v in workload.program.get("mode_env", {}).get(mode, {}).items()})
-        return Invocation([fill(a) for a in workload.program["argv"]], env, None)
+        return Invocation([fill(a) for a in workload.program["argv"]], env, None,
+                          workload.program.get("checksum", "line"))
 
     def versions(self, workload: "Workload") -> dict:
         return {}
 
 
-PROGRAMS = {"pyperformance": _Pyperformance(), "sqlite": _Sqlite(), "command": _Command()}
+def _generated(workload: "Workload", generator_name: str, scale: int, seed: int, suffix: str) -> Path:
+    """The input that <workload dir>/<generator_name> writes for a scale and seed (its generate(scale, seed,
+    out)), generated once into the build directory and named by the generator's hash."""
+    generator = workload.directory / generator_name
+    if not generator.is_file():
+        raise LabError(f"workload {workload.name}: {generator} is missing")
+    source_hash = hashlib.sha256(generator.read_bytes()).hexdigest()[:12]
+    inputs = paths.build_dir() / "workloads" / "inputs"
+    target = inputs / f"{workload.name}-scale{scale}-seed{seed}-{source_hash}{suffix}"
+    if not target.is_file():
+        inputs.mkdir(parents=True, exist_ok=True)
+        spec = importlib.util.spec_from_file_location(f"strata_wl_{workload.name}_gen", generator)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        with tempfile.NamedTemporaryFile("w", dir=inputs, suffix=".tmp", delete=False) as out:
+            module.generate(scale, seed, out)
+        os.replace(out.name, target)  # atomic: a parallel run never reads half an input
+    return target
+
+
+class _Debian:
+    """A program from a Debian package (tools/apt/programs.txt), run on an input the lab generates
+    ("input": a generator in the workload's folder) or ships ("files": {name: path in the folder}):
+    "package", "argv" (with {input}, {dir}, {scale}, {seed}, {build} replaced) and "mode_env"
+    ({mode: {VAR: value}}: how a mode switches the program's own allocator off). "compile" = a C source in
+    the folder built once against "pkg_config" libraries (a small program over a Debian library, GLib's
+    GSlice). A missing program raises LabError naming the package, and "why_missing" when it says why."""
+
+    @staticmethod
+    def validate(spec: dict, where: str) -> None:
+        field(spec, "package", str, where)
+        argv = spec.get("argv")
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            raise LabError(f"{where}: field 'program.argv' must be a non-empty list of strings")
+        if spec.get("checksum", "stdout") not in ("line", "stdout"):
+            raise LabError(f"{where}: field 'program.checksum' must be \"line\" or \"stdout\"")
+        for key in ("input", "compile", "why_missing", "input_suffix"):
+            if key in spec:
+                field(spec, key, str, where)
+        if not isinstance(spec.get("mode_env", {}), dict):
+            raise LabError(f"{where}: field 'program.mode_env' must be an object")
+        if not isinstance(spec.get("pkg_config", []), list):
+            raise LabError(f"{where}: field 'program.pkg_config' must be a list of strings")
+
+    @staticmethod
+    def _missing(workload: "Workload", what: str) -> LabError:
+        why = workload.program.get("why_missing")
+        return LabError(f"{what} is not installed (Debian package {workload.program['package']}: "
+                        f"tools/apt/programs.txt, make setup)" + (f"; {why}" if why else ""))
+
+    def _binary(self, workload: "Workload") -> Path:
+        """The compiled program of "compile" (built once per source hash into the build directory)."""
+        source = workload.directory / workload.program["compile"]
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+        binary = paths.build_dir() / "workloads" / "programs" / f"{workload.name}-{digest}"
+        if binary.is_file():
+            return binary
+        libraries = workload.program.get("pkg_config", [])
+        try:
+            flags = shlex.split(_run_text(["pkg-config", "--cflags", "--libs"] + libraries)) if libraries else []
+        except LabError:
+            raise self._missing(workload, f"the development files of {', '.join(libraries)}") from None
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        temporary = binary.with_suffix(f".{os.getpid()}.tmp")
+        _run_text(["cc", "-O2", "-o", str(temporary), str(source)] + flags)
+        os.replace(temporary, binary)
+        return binary
+
+    def invocation(self, workload: "Workload", mode: str, scale: int, seed: int) -> Invocation:
+        spec = workload.program
+        values = {"dir": str(workload.directory), "scale": str(scale), "seed": str(seed),
+                  "build": str(paths.build_dir())}
+        if "compile" in spec:
+            values["program"] = str(self._binary(workload))
+        if "input" in spec:
+            values["input"] = str(_generated(workload, spec["input"], scale, seed, spec.get("input_suffix", "")))
+
+        def fill(text):
+            for key, value in values.items():
+                text = text.replace("{" + key + "}", value)
+            return text
+        argv = [fill(a) for a in spec["argv"]]
+        if shutil.which(argv[0]) is None:
+            raise self._missing(workload, argv[0])
+        env = {k: fill(str(v)) for k, v in spec.get("mode_env", {}).get(mode, {}).items()}
+        return Invocation(argv, env, None, spec.get("checksum", "stdout"))
+
+    def versions(self, workload: "Workload") -> dict:
+        package = workload.program["package"]
+        return {package: _run_text(["dpkg-query", "-W", "-f", "${Version}", package])}
+
+
+PROGRAMS = {"pyperformance": _Pyperformance(), "sqlite": _Sqlite(), "debian": _Debian(), "command": _Command()}
 
 
 

@@ -12,6 +12,7 @@ The API the evaluation builds on: registry(), Workload.invocation/versions,
 checksum_of, profile and run. A run never raises for a failing program (its
 dict says "crashed", "failed" or "timeout"); bad input raises LabError before
 anything starts."""
+import hashlib
 import json
 import re
 import tempfile
@@ -33,6 +34,15 @@ def checksum_of(stdout: str) -> Optional[str]:
     lines = stdout.rstrip().splitlines()
     match = re.fullmatch(r"checksum ([0-9a-f]+)", lines[-1].strip()) if lines else None
     return match.group(1) if match else None
+
+
+def checksum_for(invocation: Invocation, stdout: str) -> Optional[str]:
+    """The run's checksum: its last line's, a hash of all it printed, or none to check (Invocation.checksum)."""
+    if invocation.checksum == "none":
+        return "0" * 16
+    if invocation.checksum == "stdout":
+        return hashlib.sha256(stdout.encode()).hexdigest()[:16]
+    return checksum_of(stdout)
 
 
 def _positive_int(value, what: str) -> int:
@@ -184,7 +194,7 @@ def profile(workload, mode: str, scale: int, seed: int, out_path, allocator="gli
     data = json.loads(out_path.read_text())
     data.update({"command": invocation.argv, "allocator": allocator.name, "exit_status": result.status_json(),
                  "workload": workload.name, "mode": mode, "scale": scale, "seed": seed,
-                 "checksum": checksum_of(result.stdout or ""), "versions": workload.versions()})
+                 "checksum": checksum_for(invocation, result.stdout or ""), "versions": workload.versions()})
     out_path.write_text(json.dumps(data, indent=2) + "\n")
     data = profiler.load(out_path)
     peak = data["peak_live_bytes"]
@@ -240,7 +250,7 @@ def run(workload, mode: str, scale: int, seed: int = 1, allocator="glibc", prese
                             timeout_s=timeout_s, cwd=invocation.cwd)
         report_path = Path(tmp) / f"precondition.{result.pid}.json"
         report = json.loads(report_path.read_text()) if report_path.exists() else None
-    checksum = checksum_of(result.stdout or "") if result.ok else None
+    checksum = checksum_for(invocation, result.stdout or "") if result.ok else None
     status, exit_status = _status(result, checksum, report)
     ok = status == "ok"
     return {

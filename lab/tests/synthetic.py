@@ -21,6 +21,8 @@ EXPERIMENTS = [
     ("regions", ["compiler", "interp"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0"]),
     ("resilience", ["interp", "parser", "scopes"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0", "Adv3"]),
     ("real-programs", ["py-a", "py-b"], ["glibc", "mimalloc"], ["custom", "naive"], ["Adv0"]),
+    ("real-programs", ["clang"], ["glibc", "jemalloc", "mimalloc"], ["custom"], ["Adv0", "Adv3"]),
+    ("real-programs", ["perl", "bc"], ["glibc", "mimalloc"], ["naive"], ["Adv0"]),
     ("reaps", ["compiler", "interp", "parser", "server", "scopes"], ["glibc"], ["custom", "reap", "naive"], ["Adv0"]),
     ("general-purpose", ["cfrac", "text"], ["glibc", "lea", "strata", "jemalloc", "mimalloc"], ["naive"], ["Adv0"]),
     ("heap-layers", ["cfrac"], ["glibc", "lea", "kingsley", "kingsley-hand", "kingsley-coal"], ["naive"],

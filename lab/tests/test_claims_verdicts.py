@@ -100,7 +100,18 @@ def _real_programs():
     def gain(value, noise=None):
         return lambda s: [s.set(w, "naive", "mimalloc", "Adv0", value, **({"noise": noise} if noise else {}))
                           for w in ("py-a", "py-b")]
-    return {"real-programs.pools-gain-little": {HELD: gain(1.02), NOT_HELD: gain(1.5), INCONCLUSIVE: gain(1.1, WIDE)}}
+    def clang(value, noise=None):   # Adv3 on each of the paper's three allocators
+        return lambda s: [s.set("clang", "custom", a, "Adv3", value, **({"noise": noise} if noise else {}))
+                          for a in ("glibc", "jemalloc", "mimalloc")]
+
+    def ranking(value, noise=None):  # mimalloc against glibc on Debian's programs
+        return lambda s: [s.set(w, m, "mimalloc", "Adv0", value, **({"noise": noise} if noise else {}))
+                          for w, m in (("clang", "custom"), ("perl", "naive"), ("bc", "naive"))]
+    return {"real-programs.pools-gain-little": {HELD: gain(1.02), NOT_HELD: gain(1.5), INCONCLUSIVE: gain(1.1, WIDE)},
+            "real-programs.clang-partial-resistance": {HELD: clang(1.05), NOT_HELD: clang(0.9),
+                                                       INCONCLUSIVE: clang(1.0, WIDE)},
+            "real-programs.mimalloc-beats-glibc": {HELD: ranking(0.9), NOT_HELD: ranking(1.1),
+                                                   INCONCLUSIVE: ranking(1.0, WIDE)}}
 
 
 def _reaps():

@@ -31,7 +31,7 @@ def expected(plan):
     end = max(free for _, _, _, free in plan)
     in_use = sum(size * (free - alloc) for size, alloc, _, free in plan)
     ideal = sum(size * (last - alloc) for size, alloc, last, _ in plan)
-    curve = [(sum(s for s, a, _, f in plan if a <= t < f), sum(s for s, a, l, _ in plan if a <= t < l))
+    curve = [(sum(s for s, a, _, f in plan if a <= t < f), sum(s for s, a, last, _ in plan if a <= t < last))
              for t in range(end + 1)]
     return {"in_use_area": in_use, "ideal_area": ideal, "total_drag": in_use / ideal,
             "peak_in_use_bytes": max(c[0] for c in curve), "peak_ideal_bytes": max(c[1] for c in curve),
@@ -104,10 +104,10 @@ def test_two_threads():
     result = measure("threads")
     plans = {("threads", 128): (128, 0, 384, 960), ("first_thread", 256): (256, 128, 384, 384),
              ("second_thread", 512): (512, 384, 960, 960), ("threads", 64): (64, 896, 960, 960)}
-    for (function, size), (s, a, l, f) in plans.items():
+    for (function, size), (s, a, last, f) in plans.items():
         site = site_by(result, function, size)
-        assert (site["in_use_area"], site["ideal_area"]) == (s * (f - a), s * (l - a)), function
-        assert site["drag_time"] == f - l
+        assert (site["in_use_area"], site["ideal_area"]) == (s * (f - a), s * (last - a)), function
+        assert site["drag_time"] == f - last
     assert result["partial"] is False
 
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import PATTERNS, lab, lab_ok, run_with_shims
+from conftest import PATTERNS, lab_ok, run_with_shims
 from strata_lab import precondition
 
 HISTOGRAM = {"32": 5, "64": 3, "1000": 2}

@@ -19,7 +19,7 @@ TIME_CLAIMS = [
     "resilience.regions-unaffected", "resilience.naive-slows-mimalloc", "resilience.glibc-more-affected",
     "resilience.custom-slows-less",
     "occupancy.time-rises",
-    "real-programs.pools-gain-little",
+    "real-programs.pools-gain-little", "real-programs.clang-partial-resistance", "real-programs.mimalloc-beats-glibc",
     "reaps.within-10", "reaps.emulation-close", "reaps.faster-than-emulation", "reaps.regions-faster",
     "reaps.obstack-faster", "reaps.xalloc-faster",
     "general-purpose.vam-faster", "general-purpose.mimalloc-best",

@@ -97,11 +97,9 @@ STRATA_EXPORT void* aligned_alloc(size_t alignment, size_t size) noexcept {
 STRATA_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
   return heap().posix_memalign(out, alignment, size);
 }
-STRATA_EXPORT void* valloc(size_t size) noexcept {
-  return heap().memalign(static_cast<size_t>(sysconf(_SC_PAGESIZE)), size);
-}
+STRATA_EXPORT void* valloc(size_t size) noexcept { return heap().memalign(strata::platform::page_size(), size); }
 STRATA_EXPORT void* pvalloc(size_t size) noexcept {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t page = strata::platform::page_size();
   if (size > SIZE_MAX - page) {
     errno = ENOMEM;
     return nullptr;

@@ -1,10 +1,6 @@
 #include "arena_lock.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include "strata/platform/futex.hpp"
 
 namespace strata::malloc_detail {
 
@@ -13,12 +9,6 @@ namespace {
 // Spins before sleeping: a large malloc's critical section is a few hundred
 // instructions, far below a futex round trip.
 constexpr int kSpins = 100;
-
-void futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value) noexcept {
-  int saved = errno;  // malloc and free leave errno alone
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op | FUTEX_PRIVATE_FLAG, value, nullptr, nullptr, 0);
-  errno = saved;
-}
 
 }  // namespace
 
@@ -31,9 +21,9 @@ void ArenaLock::lock_contended() noexcept {
   }
   // Mark the lock as slept on, and sleep while it is held; whoever wakes takes
   // it as kSleepers (others may still sleep: its unlock wakes the next).
-  while (state_.exchange(kSleepers, std::memory_order_acquire) != kFree) futex(state_, FUTEX_WAIT, kSleepers);
+  while (state_.exchange(kSleepers, std::memory_order_acquire) != kFree) platform::futex_wait(state_, kSleepers);
 }
 
-void ArenaLock::wake_one() noexcept { futex(state_, FUTEX_WAKE, 1); }
+void ArenaLock::wake_one() noexcept { platform::futex_wake(state_, 1); }
 
 }  // namespace strata::malloc_detail

@@ -1,7 +1,6 @@
 // The large arenas' lock: one word, taken and given with one atomic
-// instruction each when no one waits (pthread_mutex_lock/trylock/unlock cost
-// 26-34 instructions a call under callgrind, ~120 per large malloc/free pair
-// on bench/malloc's xfree). Contended, it spins briefly (critical sections are
+// instruction each when no one waits (a pthread mutex costs far more a call:
+// docs/benchmarks-choices.md, "The large arenas' lock"). Contended, it spins briefly (critical sections are
 // short), then sleeps on a futex (the holder may be descheduled, or in a
 // system call: purging, mapping a region). Drepper's "Futexes Are Tricky",
 // mutex 2: 0 free, 1 held, 2 held and someone may be asleep; only the release

@@ -10,6 +10,7 @@
 
 #include "allocator.hpp"
 #include "fast_paths.hpp"
+#include "strata/platform/pages.hpp"
 
 namespace strata::malloc_detail {
 
@@ -46,7 +47,7 @@ bool next_small_is_zero(std::size_t size) noexcept {
 // often read before they write (check, accumulate): that read maps the
 // shared zero page and the first store takes a second fault, a copy on write
 // with a TLB shootdown on every CPU the process runs on (bench/malloc's
-// stress2, issue 20: ~6 000 of its faults). A zero stored at the start of
+// stress2, issue 20; docs/benchmarks-choices.md, "calloc's pages"). A zero stored at the start of
 // each further page makes one write fault of each.
 void fault_in_written(char* object, std::size_t size) noexcept {
   std::uintptr_t end = reinterpret_cast<std::uintptr_t>(object) + size;
@@ -210,12 +211,10 @@ int posix_memalign(void** out, std::size_t align, std::size_t size) noexcept {
   return 0;
 }
 
-void* allocate_page_aligned(std::size_t size) noexcept {
-  return allocate_aligned(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), size);
-}
+void* allocate_page_aligned(std::size_t size) noexcept { return allocate_aligned(platform::page_size(), size); }
 
 void* allocate_page_multiple(std::size_t size) noexcept {
-  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::size_t page = platform::page_size();
   if (size > kMaxRequest) {
     errno = ENOMEM;
     return nullptr;

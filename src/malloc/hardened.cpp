@@ -189,8 +189,8 @@ static_assert(kRing % kDrainBatch == 0);
 // with an odd stride (so every entry once), start, stride and flip from one
 // random word; malloc hands a block's objects out in that order reversed.
 // No branch depends on a random bit: the former choice per object (first or
-// second place on the list) was mispredicted half the time, 17% of
-// bench/malloc simple's time in the hardened build.
+// second place on the list) was mispredicted half the time
+// (docs/benchmarks-choices.md, "Quarantine drain order").
 static_assert((kDrainBatch & (kDrainBatch - 1)) == 0, "masks, and odd strides visit every entry");
 __attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t from) noexcept {
   constexpr std::size_t kMask = kDrainBatch - 1;
@@ -225,7 +225,7 @@ bool file_in_quarantine(PerThreadHeap* heap, void* object) noexcept {
 // cfg::kRandomSlots each round of the ring visits every group of kDrainBatch
 // entries in an order of its own (drain_quarantine's walk: an odd stride, a
 // start and a xor mask, drawn from the round's number keyed with the secret,
-// about 19 instructions a free): every object still waits for
+// a few instructions a free): every object still waits for
 // kSharedRing - kDrainBatch + 1 to kSharedRing + kDrainBatch - 1 later frees,
 // and leaves its group in a random order. No extra atomic operation.
 constexpr std::size_t kSharedRing = cfg::kQuarantineSlots > 0 ? cfg::kQuarantineSlots : 1;
@@ -359,10 +359,10 @@ namespace {
 // The small segments the calling thread's frees found in the area map, by
 // segment number, direct-mapped: small segments are never unmapped, so a
 // free there needs no lookup. One entry was not enough: a program whose
-// small objects span a few segments (bench/malloc churn's default window,
-// 11 MiB) freed into another segment than the last nearly every time, each
-// free then paying the area map (about 25 instructions and a mispredicted
-// branch).
+// small objects span a few segments (bench/malloc churn's default window)
+// freed into another segment than the last nearly every time, each free then
+// paying the area map and a mispredicted branch
+// (docs/benchmarks-choices.md, "Known segments").
 constexpr std::size_t kKnownSegments = 8;
 thread_local constinit std::uintptr_t tl_known_segments[kKnownSegments] __attribute__((tls_model("initial-exec"))) = {};
 std::uintptr_t& known_segment(std::uintptr_t base) noexcept {

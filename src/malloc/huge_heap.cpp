@@ -11,6 +11,7 @@
 #include "config.hpp"
 #include "os.hpp"
 #include "segment.hpp"
+#include "strata/assert.hpp"
 
 namespace strata::malloc_detail {
 
@@ -81,6 +82,7 @@ void unguard_object(HugeHeader* header) noexcept {
 
 bool is_used(const Region& r, std::size_t i) noexcept { return (r.used[i / 64] >> (i % 64)) & 1; }
 void set_used(Region& r, std::size_t i, bool used) noexcept {
+  STRATA_ASSERT(i < r.segments && ((r.used[i / 64] >> (i % 64)) & 1) != used);  // a segment changes hands once
   if (used) {
     r.used[i / 64] |= std::uint64_t{1} << (i % 64);
   } else {
@@ -101,6 +103,7 @@ void give_segments(Region& r, std::size_t first, std::size_t n, std::size_t touc
     std::size_t i = first + j;
     auto part = static_cast<std::uint32_t>(part_in_segment(touched, j));
     if (part > r.resident[i]) r.resident[i] = part;
+    STRATA_ASSERT(r.resident[i] <= kSegment);
     g_cached_bytes += r.resident[i];
     r.freed_at[i] = g_clock;
     set_used(r, i, false);
@@ -504,6 +507,7 @@ void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
 void huge_free(void* p) noexcept {
   HugeHeader* header = header_of(p);
   std::size_t bytes = header->segment.mapped_bytes;
+  STRATA_ASSERT(header->touched_bytes <= header->run_bytes && bytes <= header->run_bytes);
   if (header->segment.kind == SegmentKind::kHuge) unguard_object(header);
   if (header->segment.kind == SegmentKind::kHuge) {
     g_live_objects.fetch_sub(1, std::memory_order_relaxed);

@@ -10,6 +10,7 @@
 #include "config.hpp"
 #include "os.hpp"
 #include "segment.hpp"
+#include "strata/assert.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 
 namespace strata::malloc_detail {
@@ -95,8 +96,8 @@ constexpr std::size_t chunk_size_for(std::size_t size) noexcept {
 // (LargeArena::quarantine_locked); when it leaves, they and the guard are
 // lifted before the chunk can coalesce, so a free chunk never holds a guard
 // and coalescing, purging and carving never meet one. (Leaving freed chunks protected in the bins instead cost the
-// unguarding of whatever a new object is carved from: bench/malloc's large
-// ran 1.6x the default build's time.)
+// unguarding of whatever a new object is carved from: docs/benchmarks-choices.md,
+// "Guarded large chunks".)
 constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
 bool in_guarded_arena(const void* p) noexcept;
 
@@ -190,6 +191,13 @@ class LargeArena {
     if (deferred_.load(std::memory_order_acquire) != nullptr) [[unlikely]] release_late_frees();
   }
   const char* verify() noexcept;  // under the lock; see large_verify
+  // Debug builds: the whole arena checked every kVerifyEvery frees (a walk
+  // of every region: too slow for each one). Under the lock.
+  void verify_now_and_then() noexcept {
+#if STRATA_ASSERTIONS
+    if (++frees_since_verify_ % kVerifyEvery == 0) STRATA_ASSERT_VALID(verify());
+#endif
+  }
   void add_stats(LargeStats& s) noexcept {
     s.regions += region_count_;
     s.live_objects += live_objects_;
@@ -264,6 +272,10 @@ class LargeArena {
   std::size_t quarantine_first_ = 0;
   std::size_t quarantined_ = 0;
   std::size_t quarantined_bytes_ = 0;
+#if STRATA_ASSERTIONS
+  static constexpr std::size_t kVerifyEvery = 64;
+  std::size_t frees_since_verify_ = 0;
+#endif
 };
 
 namespace {
@@ -305,6 +317,7 @@ inline void LargeArena::link(Chunk* c, Bin b) noexcept {
 
 inline void LargeArena::unlink(Chunk* c, Bin b) noexcept {
   FreeBin& bin = bins_[b.fl][b.sl];
+  STRATA_ASSERT(!bin.empty() && (second_map_[b.fl] >> b.sl & 1) && (first_map_ >> b.fl & 1));
   bin.remove(c);
   if (bin.empty()) {
     second_map_[b.fl] &= ~(1u << b.sl);
@@ -313,12 +326,14 @@ inline void LargeArena::unlink(Chunk* c, Bin b) noexcept {
 }
 
 void LargeArena::insert(Chunk* c) noexcept {
+  STRATA_ASSERT(!c->in_use() && c->size() >= kMinChunk);
   link(c, bin_of(c->size()));
   free_bytes_ += c->size();
   if (c->dirty()) dirty_bytes_ += c->size();
 }
 
 void LargeArena::remove(Chunk* c) noexcept {
+  STRATA_ASSERT(free_bytes_ >= c->size());
   unlink(c, bin_of(c->size()));
   free_bytes_ -= c->size();
   if (c->dirty()) dirty_bytes_ -= c->size();
@@ -394,6 +409,7 @@ bool LargeArena::add_region() noexcept {
 // chunk (dirty like c was, or because it was in use) when big enough.
 void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
   std::size_t size = c->size();
+  STRATA_ASSERT(keep >= kMinChunk && keep <= size && keep % cfg::kMinAlign == 0);
   if (size - keep < kMinChunk) return;
   std::size_t flags = c->size_flags & kFlagMask;
   auto* tail = reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) + keep);
@@ -534,13 +550,14 @@ void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chu
 
 // The common case: the object at the front of the free chunk found, the rest
 // (if a chunk's worth) a free chunk behind it, in the found one's place in its
-// bin when the size stays in that bin (no list or bitmap work: 80
-// instructions less a malloc on bench/malloc's xfree).
+// bin when the size stays in that bin (no list or bitmap work;
+// docs/benchmarks-choices.md, "Carving in place").
 inline Chunk* LargeArena::carve(Found f, std::size_t need) noexcept {
   Chunk* c = f.chunk;
   std::size_t word = c->flags_word();
   std::size_t size = word & ~kFlagMask;
   std::size_t dirty = word & kDirty;
+  STRATA_ASSERT(!(word & kInUse) && size >= need && bin_of(size) == f.bin);
   if (std::size_t left = size - need; left < kMinChunk) {
     need = size;
     unlink(c, f.bin);
@@ -684,6 +701,9 @@ inline void LargeArena::free_locked(Chunk* c) noexcept {
   std::size_t next_size = next ? next_word & ~kFlagMask : 0;
   if (!prev) prev_size = 0;
   std::size_t merged = size + next_size + prev_size;
+  STRATA_ASSERT(c->in_use() && size >= kMinChunk && merged <= kRegionPayload);
+  STRATA_ASSERT(!next || next->prev_size == size);  // the boundary tags agree
+  STRATA_ASSERT(!prev || prev->size() == prev_size);
   if (merged == kRegionPayload) {
     free_region_chunk(c, size, prev, next);
     return;
@@ -704,7 +724,10 @@ inline void LargeArena::free_locked(Chunk* c) noexcept {
   head->size_flags = merged | kDirty;
   if (next) next->size_flags = kAbsorbed;
   reinterpret_cast<Chunk*>(reinterpret_cast<char*>(head) + merged)->prev_size = merged;
+  STRATA_ASSERT(head->next()->in_use());  // coalesced: no free chunk follows a free one
+  STRATA_ASSERT(dirty_bytes_ <= free_bytes_);
   if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
+  if constexpr (STRATA_ASSERTS_ON) verify_now_and_then();
 }
 
 // A free that empties its region: the region is unmapped, or kept as a spare.

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,7 +133,7 @@ std::size_t address_space_in_use() noexcept {
   ::close(fd);
   std::size_t pages = 0;
   for (ssize_t i = 0; i < n && text[i] >= '0' && text[i] <= '9'; ++i) pages = pages * 10 + static_cast<std::size_t>(text[i] - '0');
-  return pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));  // not page_size(): its static would need libstdc++
+  return pages * platform::page_size();
 }
 
 }  // namespace
@@ -213,14 +212,6 @@ std::size_t g_range_carved = 0;
 std::uint64_t g_range_used[kRangeSegmentsMax / 64];  // bit i: segment i is carved
 std::size_t g_range_first_free_word = 0;              // no free bit below this word
 
-// Fresh read-only pages, no swap reserved (a read-only private mapping is
-// never charged to the commit limit): at `address` when fixed, else anywhere.
-void* map_read_only(void* address, std::size_t bytes, bool fixed) noexcept {
-  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (fixed ? MAP_FIXED : 0);
-  void* p = ::mmap(address, bytes, PROT_READ, flags, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
-}
-
 void reserve_range_locked() noexcept {
   if (g_range_tried) return;
   g_range_tried = true;
@@ -230,7 +221,7 @@ void reserve_range_locked() noexcept {
     // One segment more in front, never carved: free reads the header of p - 1,
     // one segment below the range for p at its start.
     std::size_t span = bytes + 2 * cfg::kSegmentSize;
-    if (void* raw = map_read_only(nullptr, span, false)) {
+    if (void* raw = platform::map_read_only(nullptr, span, false)) {
       g_range.base = trim_to_alignment(raw, span, bytes + cfg::kSegmentSize, cfg::kSegmentSize) + cfg::kSegmentSize;
       g_range.bytes = bytes;
       g_range_segments = bytes / cfg::kSegmentSize;
@@ -300,7 +291,7 @@ void* map_segment() noexcept {
   if (i != kRangeSegmentsMax) {
     void* segment = reinterpret_cast<void*>(g_range.base + i * cfg::kSegmentSize);
     // Read-only to read-write in place; the commit charge (strict overcommit) is taken here.
-    if (::mprotect(segment, cfg::kSegmentSize, PROT_READ | PROT_WRITE) == 0) {
+    if (platform::unprotect_pages(segment, cfg::kSegmentSize)) {
       g_mapped_bytes.fetch_add(cfg::kSegmentSize, std::memory_order_relaxed);
       errno = saved;
       return segment;
@@ -319,7 +310,7 @@ void unmap_segment(void* segment) noexcept {
   int saved = errno;  // free() must not change errno
   // Fresh read-only pages in its place (zeros: no header), or, if the kernel
   // refuses (no mapping left to split), its pages discarded read-write.
-  if (!map_read_only(segment, cfg::kSegmentSize, true)) platform::discard_pages(segment, cfg::kSegmentSize);
+  if (!platform::map_read_only(segment, cfg::kSegmentSize, true)) platform::discard_pages(segment, cfg::kSegmentSize);
   errno = saved;
   g_mapped_bytes.fetch_sub(cfg::kSegmentSize, std::memory_order_relaxed);
   release_range_segment((reinterpret_cast<std::uintptr_t>(segment) - g_range.base) / cfg::kSegmentSize);
@@ -367,14 +358,8 @@ std::size_t count_mappings() noexcept {
   return lines;
 }
 
-// Linux 6.13's guard markers: PROT_NONE pages in the page tables alone, so a
-// guard neither splits a kernel mapping nor takes the mmap lock for writing
-// (about 4x cheaper than mprotect here), and MADV_DONTNEED keeps them.
-#ifndef MADV_GUARD_INSTALL
-#define MADV_GUARD_INSTALL 102
-#define MADV_GUARD_REMOVE 103
-#endif
-
+// Guard markers (platform::install_guard_marker) when the kernel has them:
+// they split no kernel mapping and take the mmap lock for reading only.
 namespace {
 std::atomic<int> g_guard_markers{-1};  // 1: the kernel has them, 0: mprotect instead, -1: not asked yet
 std::atomic<std::size_t> g_guard_attempts{0};
@@ -386,7 +371,7 @@ std::atomic<std::size_t> g_guards_refused{0};
 int install_guard_marker(void* ptr, std::size_t bytes) noexcept {
   int markers = g_guard_markers.load(std::memory_order_relaxed);
   if (markers == 0) return -1;
-  if (::madvise(ptr, bytes, MADV_GUARD_INSTALL) == 0) {
+  if (platform::install_guard_marker(ptr, bytes)) {
     if (markers < 0) g_guard_markers.store(1, std::memory_order_relaxed);
     return 1;
   }
@@ -403,7 +388,7 @@ namespace {
 bool protect_splitting(void* ptr, std::size_t bytes) noexcept {
   if (g_guard_attempts.fetch_add(1, std::memory_order_relaxed) % cfg::kGuardMappingsCheckEvery == 0)
     g_guards_allowed.store(count_mappings() < cfg::kGuardMappingsMax, std::memory_order_relaxed);
-  return g_guards_allowed.load(std::memory_order_relaxed) && ::mprotect(ptr, bytes, PROT_NONE) == 0;
+  return g_guards_allowed.load(std::memory_order_relaxed) && platform::protect_pages(ptr, bytes);
 }
 }  // namespace
 
@@ -427,15 +412,15 @@ bool protect_freed(void* ptr, std::size_t bytes) noexcept {
 
 void unprotect_freed(void* ptr, std::size_t bytes) noexcept {
   int saved = errno;
-  if (::mprotect(ptr, bytes, PROT_READ | PROT_WRITE) != 0) report_misuse("cannot make freed memory usable again at", ptr);
+  if (!platform::unprotect_pages(ptr, bytes)) report_misuse("cannot make freed memory usable again at", ptr);
   errno = saved;
 }
 
 void unprotect_guard(void* ptr, std::size_t bytes) noexcept {
   int saved = errno;  // free() must not change errno
-  int failed = g_guard_markers.load(std::memory_order_relaxed) == 1 ? ::madvise(ptr, bytes, MADV_GUARD_REMOVE)
-                                                                    : ::mprotect(ptr, bytes, PROT_READ | PROT_WRITE);
-  if (failed != 0) report_misuse("cannot make a guard page usable again at", ptr);
+  bool done = g_guard_markers.load(std::memory_order_relaxed) == 1 ? platform::remove_guard_marker(ptr, bytes)
+                                                                   : platform::unprotect_pages(ptr, bytes);
+  if (!done) report_misuse("cannot make a guard page usable again at", ptr);
   errno = saved;
 }
 
@@ -464,7 +449,7 @@ bool advise_huge_pages(void* ptr, std::size_t bytes) noexcept {
   int saved = errno;  // malloc does not change errno on success
   if (available.load(std::memory_order_relaxed) < 0)
     available.store(kernel_gives_huge_pages(), std::memory_order_relaxed);
-  bool advised = ::madvise(ptr, bytes, MADV_HUGEPAGE) == 0 && available.load(std::memory_order_relaxed) == 1;
+  bool advised = platform::advise_huge_pages(ptr, bytes) && available.load(std::memory_order_relaxed) == 1;
   errno = saved;
   return advised;
 }
@@ -472,20 +457,15 @@ bool advise_huge_pages(void* ptr, std::size_t bytes) noexcept {
 std::size_t guards_refused() noexcept { return g_guards_refused.load(std::memory_order_relaxed); }
 
 void populate(void* ptr, std::size_t bytes) noexcept {
-#ifdef MADV_POPULATE_WRITE
   static std::atomic<bool> unsupported{false};
   if (unsupported.load(std::memory_order_relaxed)) return;
   std::uintptr_t lo, hi;
   if (!whole_pages_in(ptr, bytes, &lo, &hi)) return;
   int saved = errno;  // calloc does not change errno when it succeeds
   g_populate_calls.fetch_add(1, std::memory_order_relaxed);
-  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+  if (!platform::populate_pages(reinterpret_cast<void*>(lo), hi - lo) && errno == EINVAL)
     unsupported.store(true, std::memory_order_relaxed);
   errno = saved;
-#else
-  (void)ptr;
-  (void)bytes;
-#endif
 }
 
 std::uint32_t coarse_clock_ms() noexcept {

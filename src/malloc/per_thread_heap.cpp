@@ -1,7 +1,7 @@
 #include "per_thread_heap.hpp"
+#include "strata/assert.hpp"
 
 #include <pthread.h>
-#include <sys/random.h>
 
 #include <cerrno>
 #include <new>
@@ -25,6 +25,8 @@ std::uint32_t g_heap_count = 0;
 char* g_meta_cursor = nullptr;  // PerThreadHeap objects are carved from mapped chunks and never freed
 char* g_meta_end = nullptr;
 constexpr std::size_t kMetaChunk = 256 * 1024;
+// Debug builds verify the owner's lists at every kVerifyEvery-th refill.
+[[maybe_unused]] constexpr std::uint32_t kVerifyEvery = 64;
 constexpr std::size_t kHeapStride = (sizeof(PerThreadHeap) + 63) & ~std::size_t{63};
 
 pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,7 +37,7 @@ SegmentList g_segment_pool;
 // else whatever varies from run to run.
 std::uintptr_t fresh_secret() noexcept {
   std::uintptr_t secret = 0;
-  if (getrandom(&secret, sizeof secret, GRND_NONBLOCK) != sizeof secret) {
+  if (!platform::random_bytes(&secret, sizeof secret)) {
     unsigned lo, hi;
     asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
     secret = (std::uintptr_t{hi} << 32 | lo) ^ reinterpret_cast<std::uintptr_t>(&secret);
@@ -85,6 +87,7 @@ bool collect_remote(Page* page) noexcept {
     page->free = remote_head(word);
   }
   page->until_trigger -= static_cast<std::int32_t>(remote_count(word));
+  STRATA_ASSERT(remote_count(word) <= page->capacity() && page->used() <= page->capacity());
   return true;
 }
 
@@ -154,6 +157,7 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
   if (page->bump == page->bump_end) {
     if (!page->free) collect_remote(page);
     if (FreeBlock* b = page->free) {
+      STRATA_ASSERT(reinterpret_cast<char*>(b) >= page->start() && reinterpret_cast<char*>(b) < page->objects_end());
       page->free = b->next_block();
       ++page->until_trigger;
       b->tag = nullptr;
@@ -162,6 +166,7 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
     if (!page->open_fresh()) return nullptr;
   }
   char* p = page->bump;
+  STRATA_ASSERT(page->bump_end <= page->objects_end() && p + page->block_size <= page->bump_end);
   page->bump = p + page->block_size;
   ++page->until_trigger;
   reinterpret_cast<FreeBlock*>(p)->tag = nullptr;
@@ -199,6 +204,7 @@ void PerThreadHeap::sync_current(std::size_t cls) noexcept {
 
 void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
   ClassQueue& q = queues[cls];
+  STRATA_ASSERT(page->state == PageState::kInClass && page->cls == cls && !page->full());
   q.available.remove(page);
   std::uint32_t capacity = page->capacity();
   page->set_trigger(capacity - (capacity / cfg::kUnfullFraction > 0 ? capacity / cfg::kUnfullFraction : 1));
@@ -219,6 +225,7 @@ void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
 
 void PerThreadHeap::move_to_front(Page* page) noexcept {
   ClassQueue& q = queues[page->cls];
+  STRATA_ASSERT(page->state == PageState::kInClass && page->full() && q.full.count > 0);
   q.full.remove(page);
   page->set_trigger(0);
   page->in_full().store(false, std::memory_order_relaxed);
@@ -240,6 +247,9 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   // The owner is active: blocks that other threads empty soon stay for it
   // (free_remote). Only this thread writes these.
   refills.store(refills.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if constexpr (STRATA_ASSERTS_ON) {
+    if (refills.load(std::memory_order_relaxed) % kVerifyEvery == 0) STRATA_ASSERT_VALID(verify());
+  }
   active_ms.store(coarse_clock_ms(), std::memory_order_relaxed);
   if (q.full_has_remote.load(std::memory_order_relaxed) &&
       q.full_has_remote.exchange(false, std::memory_order_acq_rel))
@@ -290,6 +300,7 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
     if (!seg || seg->free_pages == 0) seg = take_segment();
     if (!seg) return nullptr;
     unsigned i = static_cast<unsigned>(__builtin_ctzll(seg->free_pages));
+    STRATA_ASSERT(i > 0 && i < cfg::kPagesPerSegment);  // page 0 holds the header
     seg->free_pages &= ~(std::uint64_t{1} << i);
     if (seg->free_pages == 0 && SegmentList::next(seg)) {  // full segments go to the back
       segments.remove(seg);
@@ -314,6 +325,42 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
   page->link = {};
   page->in_full().store(false, std::memory_order_relaxed);
   return page;
+}
+
+namespace {
+// One list of the owner's against the state its blocks must be in.
+const char* verify_list(const PageList& list, PageState state, int cls, int full) noexcept {
+  std::size_t n = 0;
+  for (const Page* page = list.front(); page; page = PageList::next(page)) {
+    if (++n > list.count) return "a page list holds more blocks than its count";
+    if (page->state != state) return "a block is on the list of another state";
+    if (cls >= 0 && page->cls != cls) return "a block is on another class's list";
+    if (full >= 0 && page->full() != (full == 1)) return "a block's full flag disagrees with its list";
+    if (state != PageState::kInClass) continue;
+    std::uint32_t free_objects = 0;
+    for (const FreeBlock* b = page->free; b; b = b->next_block()) {
+      auto* at = reinterpret_cast<const char*>(b);
+      if (at < page->start() || at >= page->bump) return "a free-list object lies outside its block's used part";
+      if (!Page::is_slot_start(at, static_cast<std::uint32_t>(0xFFFFFFFFu / page->block_size + 1)))
+        return "a free-list object does not start a slot";
+      if (++free_objects > page->capacity()) return "a block's free list loops";
+    }
+    if (page->used() > page->capacity()) return "a block counts more objects in use than it holds";
+  }
+  return n == list.count ? nullptr : "a page list's count is off";
+}
+}  // namespace
+
+const char* PerThreadHeap::verify() const noexcept {
+  for (std::size_t cls = 0; cls < kClassCount; ++cls) {
+    const ClassQueue& q = queues[cls];
+    if (const char* problem = verify_list(q.available, PageState::kInClass, static_cast<int>(cls), 0)) return problem;
+    if (const char* problem = verify_list(q.full, PageState::kInClass, static_cast<int>(cls), 1)) return problem;
+  }
+  if (const char* problem = verify_list(empty_pages, PageState::kEmptyRetained, -1, -1)) return problem;
+  for (const SmallSegment* seg = segments.front(); seg; seg = SegmentList::next(seg))
+    if (seg->free_pages & 1) return "a segment's header page is marked free";
+  return nullptr;
 }
 
 SmallSegment* PerThreadHeap::take_segment() noexcept {
@@ -384,6 +431,7 @@ void PerThreadHeap::retire(Page* page) noexcept {
 
 // Move an empty block from its class to the front of the LRU of empty blocks.
 void PerThreadHeap::park_empty(Page* page) noexcept {
+  STRATA_ASSERT(page->state == PageState::kInClass && page->used() == 0 && !page->full());
   queues[page->cls].available.remove(page);
   sync_current(page->cls);
   page->note_touched();
@@ -421,9 +469,11 @@ void PerThreadHeap::discard_oldest_empties(std::size_t count) noexcept {
 
 // Give a retired block, its memory discarded, back to its segment.
 void PerThreadHeap::release_page(Page* page) noexcept {
+  STRATA_ASSERT(page->state == PageState::kEmptyRetained);
   page->touched_pages = 0;
   page->state = PageState::kUnused;
   SmallSegment* seg = segment_of_page(page);
+  STRATA_ASSERT(!(seg->free_pages >> page_index(page, seg) & 1));  // not given back twice
   seg->free_pages |= std::uint64_t{1} << page_index(page, seg);
   segments.remove(seg);
   if (seg->free_pages == SmallSegment::kAllPagesFree) {

@@ -173,6 +173,9 @@ struct PerThreadHeap {
   void sync_current(std::size_t cls) noexcept;
   // Allocate the object at the front of `page` or nullptr (also collects remote frees).
   static void* page_take(Page* page) noexcept;
+  // The owner's lists against each block's state, class and free list:
+  // nullptr when all holds, else what does not. The owner thread only.
+  const char* verify() const noexcept;
 
  private:
   Page* refill(std::size_t cls) noexcept;

@@ -66,8 +66,8 @@ namespace {
 // reap per block nesting level) missed L1 half again as often as its
 // hand-written obstacks. The step is six lines, not one: a reap's hot lines
 // (head, stream and list scalars) lie within its first few lines, so reaps one
-// line apart still shared most sets (scopes: 2.27 M D1 misses at 64 bytes,
-// 2.22 M at 384, cachegrind).
+// line apart still shared most sets (docs/benchmarks-choices.md, "Reap
+// colouring").
 constexpr std::size_t kColors = 15;
 constexpr std::size_t kColorStep = 384;
 constexpr std::size_t kMaxColor = (kColors - 1) * kColorStep;

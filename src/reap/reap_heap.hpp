@@ -33,9 +33,8 @@ namespace strata::reap_detail {
 // Freed objects wait, and the stream keeps bumping inline, until this many
 // bytes of them wait (or the run is used up); then they come first. Freeing
 // and reusing one object at a time closed and opened the window at every
-// free: router, reap mode, scale 6, cachegrind: 1355.9 -> 1293.3 M
-// instructions (custom 1074.7), paired CPU time reap/custom 1.069 -> 1.033.
-// At most 8 KiB more touched per reap (the size of its first chunk).
+// free (docs/benchmarks-choices.md, "Reap wait bytes"). At most 8 KiB more
+// touched per reap (the size of its first chunk).
 inline constexpr std::size_t kReapWaitBytes = 8 * 1024;
 
 using strata::layers::ChunkSource;

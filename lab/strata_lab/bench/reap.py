@@ -184,7 +184,7 @@ def callgrind_table(names: list, keep_dir) -> list:
 def cachegrind_table(names: list) -> list:
     """Misses per allocation of the region workload: (run with N objects - run with 0) / allocations."""
     lines = []
-    for shape, (objects, rounds) in CACHEGRIND_SHAPES.items():
+    for _shape, (objects, rounds) in CACHEGRIND_SHAPES.items():
         allocations = objects * rounds
         rows = {}
         for name in [n for n in CACHEGRIND_CONTENDERS if n in names]:

@@ -94,7 +94,7 @@ def memory(cell: Cell, registry: dict, seed: int, rnd: int, profile_path: Option
     # measure_memory preloads the profiler and the preconditioner before the allocator
     measured = frag.measure_memory(invocation.argv, allocators.resolve(cell.allocator).preload(), variables,
                                    timeout_s, cwd=invocation.cwd)
-    checksum = workloads.checksum_of(measured.get("stdout") or "")
+    checksum = workloads.checksum_for(invocation, measured.get("stdout") or "")
     status = measured.get("status", "failed")
     if status == "ok" and checksum is None:
         status = "failed"

@@ -46,6 +46,7 @@ class Plan:
     experiments: list    # per experiment: its cells (for the report)
     valgrind_cells: list = field(default_factory=list)  # cachegrind runs: config.cachegrind_sections' cells
     memory_cells: list = field(default_factory=list)    # cells of config.memory_sections
+    not_measured: dict = field(default_factory=dict)    # real program -> why it cannot run (not installed)
 
 
 def _resolve_allocators(config: evalconfig.Config) -> tuple:
@@ -78,6 +79,8 @@ def plan(config: evalconfig.Config, registry: dict, every_cell_cachegrind: bool 
         for name in experiment.workloads:
             workload = registry[name]
             scale = experiment.scale_of(name, workload.default_scale)
+            if name in p.not_measured or not _runnable(p, workload, scale, config.seed):
+                continue
             for mode in experiment.modes:
                 if mode not in workload.modes:
                     if f"{name}: {mode}" not in p.not_applicable:
@@ -103,6 +106,19 @@ def plan(config: evalconfig.Config, registry: dict, every_cell_cachegrind: bool 
         raise LabError("the cachegrind runs (cachegrind_sections, --cachegrind) need valgrind "
                        "(apt-get install valgrind; make setup)")
     return p
+
+
+def _runnable(p: Plan, workload, scale: int, seed: int) -> bool:
+    """A real program that cannot run here (its Debian package is missing) is not measured, with the reason,
+    and the rest of the evaluation goes on; a workload of our own that cannot run is an error."""
+    if workload.kind != "program":
+        return True
+    try:
+        workload.invocation(workload.modes[0], scale, seed)
+    except LabError as error:
+        p.not_measured[workload.name] = str(error)
+        return False
+    return True
 
 
 def _add_cells(p: Plan, config: evalconfig.Config, experiment, name: str, mode: str, scale: int,

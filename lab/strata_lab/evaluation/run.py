@@ -99,7 +99,7 @@ class Evaluation:
                 "cachegrind_scale": c.cachegrind_scale, "cachegrind_options": c.cachegrind_options,
                 "machine": machine.machine(), "git": machine.git_commit(),
                 "allocators": machine.allocator_versions(p.available), "skipped_allocators": p.skipped,
-                "not_applicable": p.not_applicable, "experiments": p.experiments, "workloads": {},
+                "not_applicable": p.not_applicable, "not_measured": p.not_measured, "experiments": p.experiments, "workloads": {},
                 "planned": {"cells": len(p.cells), "runs": sum(p.cells.values()), "profiles": len(p.profiles),
                             "memory_runs": len(p.memory_cells) * c.memory_runs, "bench_steps": len(self.steps),
                             "misuse_runs": len(self.misuse_steps)}}

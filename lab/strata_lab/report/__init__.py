@@ -7,7 +7,7 @@ claims (claims.py); every claim is judged from a 95% interval (stats.py) and
 is always shown, measured or not. The claims come first, then the sections."""
 from pathlib import Path
 
-from . import overview, render as renderers
+from . import overview, render as renderers, user_program
 from .results import Results, Section
 from .sections import SECTIONS
 
@@ -31,8 +31,8 @@ def render(folder) -> dict:
     """Writes report.md, report.html and plots/ from the folder's raw results."""
     r = Results(Path(folder))
     sections = build(r)
-    parts = [overview.claims_section(r, sections), overview.fastest_and_leanest(r), overview.setup_section(r)] \
-        + sections + [overview.failures_section(r)]
+    parts = user_program.screens(r) + [overview.claims_section(r, sections), overview.fastest_and_leanest(r),
+                                       overview.setup_section(r)] + sections + [overview.failures_section(r)]
     title = "strata evaluation" + (" — PARTIAL (interrupted)" if r.meta.get("partial") else "")
     md, page = r.folder / "report.md", r.folder / "report.html"
     md.write_text(renderers.to_markdown(title, parts, r.folder))

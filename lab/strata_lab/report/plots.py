@@ -89,7 +89,7 @@ def forest(path: Optional[Path], rows: list) -> Optional[Path]:
         return None
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9.0, 0.8 + 0.28 * len(rows)))
-    for i, (label, e, criterion, verdict) in enumerate(reversed(rows)):
+    for i, (_label, e, criterion, verdict) in enumerate(reversed(rows)):
         colour = VERDICT_COLOURS.get(verdict, "black")
         ax.plot([e.low, e.high], [i, i], color=colour, linewidth=2)
         ax.plot([e.value], [i], "o", color=colour, markersize=4)

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "strata/assert.hpp"
 #include "strata/layers/heap.hpp"
 #include "strata/layers/object_representation/coalesceable_heap.hpp"
 
@@ -45,6 +46,7 @@ class CoalesceHeap : public Super {
 
   void free(void* ptr) {
     if (ptr == nullptr) return;
+    STRATA_ASSERT(!Super::isFree(ptr) && !Super::isFence(ptr));  // a live chunk, freed once
     std::size_t size = Super::getSize(ptr);
     void* next = Super::getNext(ptr);
     if (Super::isPrevFree(ptr)) {
@@ -59,6 +61,9 @@ class CoalesceHeap : public Super {
     }
     Super::setSize(ptr, size);
     Super::markFree(ptr);
+    // Coalesced: neither neighbour of the merged chunk is free.
+    STRATA_ASSERT(!Super::isPrevFree(ptr));
+    STRATA_ASSERT(Super::isFence(Super::getNext(ptr)) || !Super::isFree(Super::getNext(ptr)));
     Super::free(ptr);
   }
 

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 
+#include "strata/assert.hpp"
 #include "strata/layers/building_blocks/sl_list.hpp"
 #include "strata/layers/heap.hpp"
 
@@ -31,6 +32,7 @@ class FreelistHeap : public Super {
 
   void free(void* ptr) {
     if (ptr == nullptr) return;
+    STRATA_ASSERT(free_.empty() || free_.peek() != ptr);  // not the object freed just before
     free_.insert(ptr);
   }
 

@@ -19,6 +19,7 @@
 #pragma once
 #include <type_traits>
 
+#include "strata/assert.hpp"
 #include "strata/layers/building_blocks/detail/intrusive_list_walk.hpp"
 
 namespace strata::layers {
@@ -67,6 +68,7 @@ class IntrusiveDList {
   static constexpr T* prev(const T* node) noexcept { return (node->*Link).prev; }
 
   constexpr void push_front(T* node) noexcept {
+    STRATA_ASSERT(node != nullptr && node != head_);
     DListLink<T>& link = node->*Link;
     link.prev = nullptr;
     link.next = head_;
@@ -99,6 +101,8 @@ class IntrusiveDList {
   // Unlinks node, which must be in this list.
   constexpr void remove(T* node) noexcept {
     const DListLink<T>& link = node->*Link;
+    STRATA_ASSERT(link.prev != nullptr ? (link.prev->*Link).next == node : head_ == node);  // node is on this list
+    STRATA_ASSERT(link.next == nullptr || (link.next->*Link).prev == node);
     if (link.prev != nullptr) (link.prev->*Link).next = link.next;
     else head_ = link.next;
     if (link.next != nullptr) (link.next->*Link).prev = link.prev;

@@ -25,6 +25,9 @@ class SLList {
   // Removes and returns the most recently inserted object, or nullptr.
   void* get() noexcept { return objects_.pop_front(); }
 
+  // The object get() would return, left on the list (nullptr when empty).
+  void* peek() const noexcept { return objects_.front(); }
+
   // Forgets every object (they die with the memory below).
   void clear() noexcept { objects_.clear(); }
 

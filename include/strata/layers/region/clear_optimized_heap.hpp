@@ -246,9 +246,8 @@ class ClearOptimizedHeap : public Super {
   // inline unless the reap is checked, instead of one split each); nullptr
   // when none waits. A slot less than twice the request is left waiting for
   // a request of its own size: handed out whole it would keep the window
-  // closed for the next requests (compiler workload, reap mode, scale 20,
-  // cachegrind: 1370 to 1357 M instructions, 5.59 to 5.21 M D1 misses), and
-  // cut, its rest would wait for a request as small.
+  // closed for the next requests (docs/benchmarks-choices.md, "Small slots
+  // cut in two"), and cut, its rest would wait for a request as small.
   template <bool kInstrumented>
   void* takeSmall(std::size_t granules) noexcept {
     const std::size_t least = 2 * granules;

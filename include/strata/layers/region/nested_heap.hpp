@@ -15,8 +15,9 @@
 // something; forEachMarkedPreOrder visits only flagged heaps and unflags them,
 // so clearing a subtree skips every descendant nothing was allocated from
 // since its last clear (scopes clears a block's reap, whose deeper levels are
-// empty by then, 41 K times a run: a whole-subtree walk read up to a dozen
-// reap headers each time; skipping them saved 1.9 M instructions there).
+// empty by then, tens of thousands of times a run: a whole-subtree walk read
+// up to a dozen reap headers each time; docs/benchmarks-choices.md, "Marked
+// clears").
 // Limits: not thread safe (the tree is one owner's); a node must be detached
 // (or its whole subtree destroyed) before its memory goes away.
 #pragma once

@@ -50,10 +50,7 @@ struct ChunkRun {
 // Chunks no round has used for this many clears go back to the system. Rounds
 // of a program vary (a big function now and then among small ones): chunks
 // dropped at the next clear came back mapped afresh, every page faulted again
-// (the compiler workload paid 3x a hand-written region's page faults so; at 64
-// clears a statement's region still dropped and remapped its 0.5-2 MiB chunks
-// between big statements: compiler 2345 faults against lcc arenas' 1355, 1138
-// at 256, with the same peak RSS).
+// (docs/benchmarks-choices.md, "Idle chunks kept").
 inline constexpr std::uint32_t kIdleRoundsKept = 256;
 
 template <ChunkMapper Super, std::size_t FirstChunkBytes = 8 * 1024, std::size_t MaxChunkBytes = std::size_t{64} << 20>

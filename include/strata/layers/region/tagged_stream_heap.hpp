@@ -56,6 +56,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "strata/assert.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "strata/layers/heap.hpp"
 #include "strata/layers/region/chunk_source.hpp"
@@ -99,6 +100,8 @@ inline std::size_t tag_of(const void* object) noexcept {
 }
 template <bool kInstrumented = true>
 inline void set_tag(void* object, std::size_t granules) noexcept {
+  STRATA_ASSERT(granules * kTagGranule <= kMaxTaggedSlot &&
+                reinterpret_cast<std::uintptr_t>(object) % kTagGranule == 0);
   auto* tag = static_cast<unsigned char*>(object) - 1;
   if constexpr (kInstrumented || instrument::kAsan) instrument::write_hidden_byte(tag, static_cast<unsigned char>(granules));
   else *tag = static_cast<unsigned char>(granules);
@@ -151,6 +154,7 @@ class TaggedStreamHeap : public Super {
     // closed (freed objects wait) comes here for every request they miss.
     set_tag<kInstrumented>(reinterpret_cast<void*>(start), slot / kTagGranule);
     cursor_->bump = start + slot;
+    STRATA_ASSERT(cursor_->bump <= run_end_);  // the stream stays in its run
     refreshWindow();
     return reinterpret_cast<void*>(start);
   }

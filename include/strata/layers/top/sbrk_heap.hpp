@@ -37,8 +37,7 @@ class SbrkHeap {
  public:
   // A fresh, 16-byte aligned block of at least size bytes (at least 16), just after
   // the previous one when nobody else bumped the break meanwhile. (Left inlinable:
-  // forcing it out of line cost KingsleyHeap ~2% more instructions in
-  // bench/layers, refills being frequent.)
+  // refills are frequent; docs/benchmarks-choices.md, "SbrkHeap inline".)
   void* malloc(std::size_t size) noexcept {
     if (size > ReserveBytes) return out_of_memory();
     const std::size_t bytes = size == 0 ? kAlignment : align_up(size, kAlignment);
