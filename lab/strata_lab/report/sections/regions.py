@@ -69,7 +69,7 @@ def _claims(r: Results, s: Section, gaps: dict) -> None:
     every = Claim("regions.gap-best", s.title,
                   "with the best general-purpose allocator, regions gain at most 15% in every program §4.4 names",
                   Source("2026", "§4.4", "Regions can still offer execution time improvements, up to 15% in mudlle."),
-                  f"per program §4.4 names (" + ", ".join(f"{w} ({p})" for w, p in RQ2_PROGRAMS.items()) + "): naive "
+                  "per program §4.4 names (" + ", ".join(f"{w} ({p})" for w, p in RQ2_PROGRAMS.items()) + "): naive "
                   f"on its best allocator / custom on its best allocator, {r.timing.name}, Adv0",
                   Below(GAP_MARGIN), "7.1% (197.parser), 14% (geometry_nodes), 15% (mudlle)",
                   why=rate_why(r, RQ2_PROGRAMS))
