@@ -15,7 +15,7 @@ define configure
 	cmake --build build/$(1) -j $(JOBS)
 endef
 
-.PHONY: help setup build debug lint peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-asan fuzz bench bench-run peers lab clean
+.PHONY: help setup build debug lint peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-package test-rust-asan fuzz bench bench-run peers lab clean
 
 help:
 	@echo "make setup      install Debian packages and the lab's Python venv"
@@ -54,8 +54,21 @@ test-python:
 
 # The Rust crates (rust/): their build scripts compile strata's C/C++ with cc.
 CARGO_PATH := PATH="$$HOME/.cargo/bin:$$PATH"
+# Lint (rustfmt, clippy, rustdoc), the tests, the examples, then
+# rust/package.sh: the .crate files built and doc-tested outside the repository.
 test-rust:
+	cd rust && $(CARGO_PATH) cargo fmt --check
+	cd rust && $(CARGO_PATH) cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cd rust && $(CARGO_PATH) RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --quiet
 	cd rust && $(CARGO_PATH) cargo test --workspace
+	cd rust && $(CARGO_PATH) cargo run --quiet --release -p strata-reap --example parser_arena >/dev/null
+	cd rust && $(CARGO_PATH) cargo run --quiet --release -p strata-reap --example service_churn >/dev/null
+	@$(MAKE) --no-print-directory test-rust-package
+
+# The crates as crates.io gets them (vendor/ copied from include/ and src/),
+# built and doc-tested in a fresh folder outside the repository.
+test-rust-package:
+	$(CARGO_PATH) rust/package.sh
 
 # -Zsanitizer needs a nightly toolchain: rustup installs one when it is missing.
 test-rust-asan:

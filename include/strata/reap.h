@@ -32,7 +32,7 @@ typedef struct strata_reap strata_reap;
  * it). Layout version STRATA_REAP_HEAD_VERSION; a library with another
  * version is not link-compatible.
  *
- *   bump   next free byte of the reap's current stream (16-byte aligned)
+ *   bump   next free byte of the reap's current stream (STRATA_REAP_GRANULE-aligned)
  *   limit  end of the inline window: [bump, limit) may be handed out inline
  *   flags  why the inline path is closed (STRATA_REAP_SLOW_*, or bits the
  *          library keeps to itself, e.g. while a reap is new or just
@@ -42,14 +42,25 @@ typedef struct strata_reap strata_reap;
  *          to read flags itself.
  *
  * Every object is preceded by a one-byte boundary tag: the byte before it
- * holds its slot size in 16-byte granules (slot = object + its tag's byte
- * in the next slot: (size + 16) rounded down to 16), which is how free and
- * usable_size find its size without a header. A tag fits in a byte only for
- * slots up to 4080 bytes: the inline path tests that bound itself (a constant
- * folds it away), and the window spans the whole run (version 2; version 1
- * kept limit at most 4080 bytes past bump and so called the library every
- * 4080 bytes). */
+ * holds its slot size in granules (slot = object + its tag's byte in the
+ * next slot: size + 1 rounded up to STRATA_REAP_GRANULE), which is how free
+ * and usable_size find its size without a header. A tag fits in a byte only
+ * for slots up to STRATA_REAP_MAX_TAGGED_SLOT: the inline path tests that
+ * bound itself (a constant folds it away), and the window spans the whole
+ * run (version 2; version 1 bounded it to one tagged slot, and so called the
+ * library that often: docs/reaps.md). */
 #define STRATA_REAP_HEAD_VERSION 2
+
+/* The reap's contract, in one place: the layers (tagged_stream_heap.hpp)
+ * static_assert against these, and the Rust crate's build script reads them.
+ *   GRANULE          slots are multiples of it; every result is aligned to it
+ *   MAX_TAGGED_SLOT  the largest slot a one-byte tag records (255 granules),
+ *                    and so the largest the inline path serves
+ *   PREFETCH_AHEAD   how far ahead of the bump the inline path prefetches
+ *                    (bytes; why: docs/reaps.md) */
+#define STRATA_REAP_GRANULE 16
+#define STRATA_REAP_MAX_TAGGED_SLOT 4080
+#define STRATA_REAP_PREFETCH_AHEAD 1024
 typedef struct strata_reap_head {
   uintptr_t bump;
   uintptr_t limit;
@@ -76,32 +87,28 @@ void strata_reap_clear(strata_reap *reap);
  * inline window cannot serve. */
 void *strata_reap_malloc_slow(strata_reap *reap, size_t size);
 
-/* How far ahead of the bump the inline path prefetches (bytes). */
-#define STRATA_REAP_PREFETCH_AHEAD 1024
-
 /* size 0 gives a unique pointer that can be freed. Inline: bump within the
  * head's window and write the object's boundary tag; anything else (window
  * empty, checked mode, freed objects waiting, larger sizes) is one call away.
- * The inline path also prefetches the stream 1 KiB ahead (below). */
+ * The inline path also prefetches the stream STRATA_REAP_PREFETCH_AHEAD
+ * bytes ahead (below). */
 static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
   strata_reap_head *head = (strata_reap_head *)(void *)reap;
   const uintptr_t object = head->bump;
   /* Absurd sizes wrap slot to 0 or leave it huge: either way a test fails. */
-  const size_t slot = (size + 16) & ~(size_t)15;
-  if (slot - 1 < 4080 && slot - 1 < (size_t)(head->limit - object)) { /* the tag fits; the window holds it */
+  const size_t slot = (size + STRATA_REAP_GRANULE) & ~(size_t)(STRATA_REAP_GRANULE - 1);
+  /* the tag fits; the window holds it */
+  if (slot - 1 < STRATA_REAP_MAX_TAGGED_SLOT && slot - 1 < (size_t)(head->limit - object)) {
 #if defined(__GNUC__)
     if (object == 0) __builtin_unreachable(); /* an open window is never at address 0: callers need no null test */
 #endif
     head->bump = object + slot;
-    *(unsigned char *)(object - 1) = (unsigned char)(slot >> 4);
+    *(unsigned char *)(object - 1) = (unsigned char)(slot / STRATA_REAP_GRANULE);
 #if defined(__GNUC__)
-    /* The stream is filled in address order: fetch the line 1 KiB ahead now,
-     * so that the caller's stores and the tags find their lines in L1. A
-     * loop of allocations otherwise waits for a line at every cache line of
-     * objects, and the tag is one more store waiting with them (region
-     * benchmark: the tag store cost 10%; with this the reap runs 0.94-0.99x
-     * (small) and 0.84-0.87x (large) the inline region: docs/benchmarks-reap.md).
-     * A prefetch never faults: past the run it is dropped or wasted. */
+    /* The stream is filled in address order: fetch the line ahead now, so
+     * that the caller's stores and the tags find their lines in L1 instead of
+     * waiting for one at every cache line of objects (docs/reaps.md). A
+     * prefetch never faults: past the run it is dropped or wasted. */
     __builtin_prefetch((const void *)(object + STRATA_REAP_PREFETCH_AHEAD), 1, 3);
 #endif
     return (void *)object;

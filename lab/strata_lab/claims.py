@@ -129,6 +129,9 @@ class Claim:
     quantity: str            # what is estimated, e.g. "naive/custom time on mimalloc at Adv0"
     criterion: object        # Below | Above | Within
     paper_figure: str = ""   # the paper's own figure for it ("2.3%", "up to 15%")
+    # The paper's figure as a number in the quantity's own units ("2.3% gain" on a naive/custom ratio: 1.023),
+    # where the paper gives one; the report plots it against ours. None: no single number.
+    paper_value: Optional[float] = None
     estimates: dict = field(default_factory=dict)   # label -> Estimate or None (one per program if `every`)
     every: bool = False      # a "for every program" claim, judged per program
     at_least: Optional[float] = None  # "for six of the eight": the fraction of programs that must hold

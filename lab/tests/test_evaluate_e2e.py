@@ -83,7 +83,7 @@ def test_smoke_config_end_to_end(tmp_path):
                     "Occupancy sweep", "Real programs", "Reaps, regions and naive", "Allocation statistics",
                     "General-purpose allocators", "Heap layers", "Page-level locality and paging", "Vam's variants"]:
         assert f"## {section}" in md
-    assert "| verdict | claim | source | quantity and criterion | estimate (95% CI) | details |" in md
+    assert "| verdict | claim | paper | paper's figure | ours (interval, level) | reason |" in md
     # The smoke config exercises every verdict path.
     verdicts = {c.verdict for c in report.claims_of(out)}
     judged = {c.key: c.verdict for c in report.claims_of(out)}

@@ -3,7 +3,6 @@ outside the catalogue (a tiny C program compiled here), the report's first scree
 real program whose package is missing reading "not measured" instead of stopping the evaluation."""
 import csv
 import json
-import os
 import subprocess
 
 import pytest

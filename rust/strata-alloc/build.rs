@@ -1,7 +1,24 @@
 //! Compiles libstrata's allocator (src/malloc, the sources of CMake's
-//! `strata_core`: only the prefixed strata_* names, no malloc override) from
-//! this repository with the `cc` crate, so no CMake step is needed.
-use std::path::PathBuf;
+//! `strata_core`: only the prefixed strata_* names, no malloc override) with
+//! the `cc` crate, so no CMake step is needed.
+//!
+//! As for strata-reap: the repository's `include/` and `src/` when built
+//! from it, else the copy `rust/package.sh` puts in the packaged crate's
+//! `vendor/` (never committed).
+use std::path::{Path, PathBuf};
+
+fn source_root(manifest: &Path) -> PathBuf {
+    let repo = manifest.join("../..");
+    if repo.join("include/strata/strata.h").is_file() && repo.join("src/malloc/api.cpp").is_file() {
+        return repo;
+    }
+    let vendor = manifest.join("vendor");
+    assert!(
+        vendor.join("src/malloc/api.cpp").is_file(),
+        "strata-alloc: neither the strata repository nor vendor/ (rust/package.sh) holds the C sources"
+    );
+    vendor
+}
 
 /// src/malloc/CMakeLists.txt, `strata_malloc_sources`.
 const SOURCES: &[&str] = &[
@@ -21,7 +38,7 @@ const SOURCES: &[&str] = &[
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let repo = manifest.join("../..");
+    let repo = source_root(&manifest);
     let malloc = repo.join("src/malloc");
     let include = repo.join("include");
     println!("cargo:rerun-if-changed={}", malloc.display());

@@ -10,8 +10,8 @@
 //   the reap's public head, strata_reap_head, which is the stream's cursor).
 // * A one-byte boundary tag instead of the paper's 8-byte CoalesceableHeap
 //   header: the spare last byte of each slot holds the next object's length,
-//   so free and usable_size find any object's size, for +2.6% memory on 8–64
-//   byte objects and one byte store per allocation (tagged_stream_heap.hpp
+//   so free and usable_size find any object's size, for a little memory
+//   and one byte store per allocation (tagged_stream_heap.hpp
 //   says why not a header, a side table or size-class slabs).
 // * Size-segregated free lists instead of a Lea heap: a request takes a freed
 //   slot of its own length or one at least twice as long, cut, in constant

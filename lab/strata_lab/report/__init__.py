@@ -3,11 +3,12 @@ results folder's raw files only: meta.json, runs.csv, memory.csv,
 profiles.csv, bench.csv, valgrind.csv. `strata-lab report DIR` calls render().
 
 Each section (sections/) mirrors a paper's figure or table and states its
-claims (claims.py); every claim is judged from a 95% interval (stats.py) and
-is always shown, measured or not. The claims come first, then the sections."""
+claims (claims.py); every claim is judged from its interval (stats.py) and
+is always shown, measured or not. The answer comes first (glance.py: the run,
+a scorecard per paper, the findings), then the claims, then the sections."""
 from pathlib import Path
 
-from . import overview, render as renderers, user_program
+from . import glance, overview, render as renderers, user_program
 from .results import Results, Section
 from .sections import SECTIONS
 
@@ -30,13 +31,19 @@ def claims_of(folder) -> list:
 def render(folder) -> dict:
     """Writes report.md, report.html and plots/ from the folder's raw results."""
     r = Results(Path(folder))
+    for old in r.plots.glob("*.png"):   # a plot an earlier render drew and this one does not is not shown
+        old.unlink()
     sections = build(r)
-    parts = user_program.screens(r) + [overview.claims_section(r, sections), overview.fastest_and_leanest(r),
-                                       overview.setup_section(r)] + sections + [overview.failures_section(r)]
+    claims = [c for sec in sections for c in sec.claims]
+    # A user's own program answers its questions first; the default report opens with the papers' scorecard.
+    first = user_program.screens(r) or [glance.section(r, claims)]
+    parts = first + [overview.claims_section(r, sections), overview.fastest_and_leanest(r),
+                     overview.setup_section(r)] + sections + [overview.failures_section(r)]
     title = "strata evaluation" + (" — PARTIAL (interrupted)" if r.meta.get("partial") else "")
     md, page = r.folder / "report.md", r.folder / "report.html"
     md.write_text(renderers.to_markdown(title, parts, r.folder))
-    page.write_text(renderers.to_html(title, parts))
+    allocators = set(r.meta.get("allocators", {})) | {a for e in r.meta.get("experiments", []) for a in e["allocators"]}
+    page.write_text(renderers.to_html(title, parts, allocators))
     return {"md": md, "html": page, "sections": [s.key for s in parts]}
 
 

@@ -1,14 +1,13 @@
-"""The parts of the report around the sections: the claims first (a table
-with a verdict badge, the interval and the source, and a forest plot), the
+"""The parts of the report around the sections: the claims first (the paper
+against measurement figure, the compact claims table, a forest plot per paper), the
 fastest and leanest configuration per workload, the setup, the budget of the
 adaptive rounds, and the failed runs."""
+import textwrap
+
 from ..claims import NOT_MEASURED, tally
 from ..evalstats import good
-from . import plots
+from . import claimview, plots
 from .results import MIB, Results, Section
-
-BADGE = {"held": "✅ held", "not held": "❌ not held", "inconclusive": "❔ inconclusive",
-         "not measured": "⚪ not measured"}
 
 
 def claims_section(r: Results, sections: list) -> Section:
@@ -22,23 +21,54 @@ def claims_section(r: Results, sections: list) -> Section:
             f"{meta.get('planned', {}).get('runs', '?')} planned runs; every figure below is from the runs gathered "
             "so far.")
     s.p(f"{len(claims)} claims: {counts['held']} held, {counts['not held']} not held, {counts['inconclusive']} "
-        f"inconclusive, {counts[NOT_MEASURED]} not measured. Each verdict comes from a 95% confidence interval of "
-        "the quantity the claim is about (bootstrap over paired rounds; for claims about every program, a program "
-        "breaks the claim by its Bonferroni-corrected interval and holds it by its 95% one, since held needs every "
-        "program: an intersection-union test): **held** when the interval lies on the claim's side (inside the margin, for "
-        "'within' and 'unaffected' claims), **not held** when it lies on the other side, **inconclusive** when "
-        "it straddles the threshold. Claims marked *ours* are not a paper's.")
-    s.table(["verdict", "claim", "source", "quantity and criterion", "estimate (95% CI)", "details"],
-            [[BADGE[c.verdict], c.statement, c.source.text(),
-              f"{c.quantity}; claim: {c.criterion.text()}" + (f"; paper: {c.paper_figure}" if c.paper_figure else ""),
-              c.interval_text(), "; ".join(x for x in (c.outcome_text(), c.note) if x)] for c in claims])
-    rows = [(f"{c.key}" + ("" if len(c.estimates) == 1 else f" [{label}]"), e, c.criterion,
-             c.side_of(label) if e is not None else NOT_MEASURED)   # each program coloured by its own side
-            for c in claims for label, e in c.estimates.items()]
-    s.img(plots.forest(r.plot_path("claims-forest"), rows),
-          "every claim's interval against its threshold (dot: estimate; colour: the side each interval lies on)")
+        f"inconclusive, {counts[NOT_MEASURED]} not measured. **held**: the interval lies on the claim's side (inside "
+        "the margin, for 'within' claims); **not held**: on the other side; **inconclusive**: it straddles the "
+        "threshold. Intervals are bootstrap intervals over paired rounds, at 95% for a claim with one number. A claim "
+        "about every program is judged per program (an intersection-union test): a program breaks it by its "
+        "Bonferroni-corrected interval (the level each row states) and holds it by its 95% one. "
+        "Claims marked *ours* are not a paper's.")
+    _paper_vs_ours(r, s, claims)
+    s.claims_table(claims, filters=True)
+    _forests(r, s, claims)
     _budget(r, s)
     return s
+
+
+def _paper_vs_ours(r: Results, s: Section, claims: list) -> None:
+    """The claims with a numeric paper figure: one dot each (the deciding program's estimate), numbered."""
+    points, rows = [], []
+    for c in claims:
+        d = claimview.deciding(c)
+        if c.paper_value is None or d is None:
+            continue
+        points.append((len(points) + 1, c.paper_value, d[1], c.verdict))
+        rows.append([str(len(points)), c.statement, f"{c.paper_value:g} ({c.paper_figure})", claimview.ours_text(c)])
+    drawn = plots.paper_vs_ours(r.plot_path("paper-vs-ours"), points)
+    s.img(drawn, "the paper's figure against ours, one dot per claim with a numeric paper figure (numbered below)")
+    if drawn is not None or not r.draw:
+        s.table(["#", "claim", "paper", "ours"], rows)
+
+
+def _forests(r: Results, s: Section, claims: list) -> None:
+    """One forest plot per paper (split when it would be too tall), its claims named in words."""
+    for key in dict.fromkeys(claimview.paper_key(c) for c in claims):
+        rows = [(_forest_label(c, label), e, c.criterion, c.side_of(label))
+                for c in claims if claimview.paper_key(c) == key
+                for label, e in c.estimates.items() if e is not None and e.low > 0]
+        chunks = [rows[i:i + plots.FOREST_ROWS] for i in range(0, len(rows), plots.FOREST_ROWS)]
+        for n, chunk in enumerate(chunks, 1):
+            part = f" ({n} of {len(chunks)})" if len(chunks) > 1 else ""
+            title = claimview.paper_label(key) + part
+            s.img(plots.forest(r.plot_path(f"claims-forest-{key}-{n}"), chunk, title),
+                  f"the claims of {title}: each interval against its threshold")
+
+
+def _forest_label(c, label: str, width: int = 62) -> str:
+    """The claim in words, on at most two lines, after the program for a claim judged per program."""
+    lines = textwrap.wrap(c.statement if len(c.estimates) == 1 else f"[{label}] {c.statement}", width)
+    if len(lines) > 2:
+        lines = [lines[0], textwrap.shorten(" ".join(lines[1:]), width, placeholder="…")]
+    return "\n".join(lines)
 
 
 def _budget(r: Results, s: Section) -> None:

@@ -95,7 +95,9 @@ def best_allocator(r: Results, workload: str, mode: str, scale: int, among: list
 class Section:
     key: str
     title: str
-    blocks: list = field(default_factory=list)   # ("p", text) | ("table", header, rows) | ("img", file, caption)
+    # ("p", text) | ("table", header, rows) | ("img", file, caption) | ("list", items)
+    # | ("claims", claims, filters): the compact claims table (render.py), filters: sortable and filtered in HTML
+    blocks: list = field(default_factory=list)
     claims: list = field(default_factory=list)
 
     def p(self, text: str) -> None:
@@ -108,6 +110,14 @@ class Section:
     def img(self, path: Optional[Path], caption: str) -> None:
         if path is not None:
             self.blocks.append(("img", path, caption))
+
+    def bullets(self, items: list) -> None:
+        if items:
+            self.blocks.append(("list", items))
+
+    def claims_table(self, claims: list, filters: bool = False) -> None:
+        if claims:
+            self.blocks.append(("claims", claims, filters))
 
     def claim(self, claim: claims_module.Claim) -> claims_module.Claim:
         claim.section = self.title

@@ -28,10 +28,22 @@ macro_rules! churn {
         let mut sum = 0u64;
         for step in 0..$steps as u64 {
             let object = match step % 4 {
-                0 => Object::S16({ let $v = [step; 2]; $make }),
-                1 => Object::S32({ let $v = [step; 4]; $make }),
-                2 => Object::S64({ let $v = [step; 8]; $make }),
-                _ => Object::S128({ let $v = [step; 16]; $make }),
+                0 => Object::S16({
+                    let $v = [step; 2];
+                    $make
+                }),
+                1 => Object::S32({
+                    let $v = [step; 4];
+                    $make
+                }),
+                2 => Object::S64({
+                    let $v = [step; 8];
+                    $make
+                }),
+                _ => Object::S128({
+                    let $v = [step; 16];
+                    $make
+                }),
             };
             window.push_back(object);
             if window.len() > $crate::churn::WINDOW {

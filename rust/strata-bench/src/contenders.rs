@@ -144,8 +144,8 @@ impl<G: Named> Arena for Heap<G> {
     #[inline(always)]
     fn put<T>(&self, value: T) -> &mut T {
         let layout = Layout::new::<T>();
-        let ptr = NonNull::new(unsafe { self.alloc.alloc(layout) })
-            .unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let ptr =
+            NonNull::new(unsafe { self.alloc.alloc(layout) }).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         self.objects.borrow_mut().push((ptr, layout));
         let ptr = ptr.cast::<T>().as_ptr();
         unsafe {

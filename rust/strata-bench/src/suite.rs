@@ -47,18 +47,27 @@ pub fn contenders(workload: &str) -> Vec<Run> {
         ],
         "alloc_only_warm" => alloc_only_warm_contenders(),
         "vec_growth" => vec![
-            ("strata-reap", Box::new(|| {
-                let reap = Reap::new();
-                vec_growth!(VEC_GROWTH_VECTORS, AVec::new_in(&reap)) as u64
-            })),
-            ("bumpalo", Box::new(|| {
-                let bump = bumpalo::Bump::new();
-                vec_growth!(VEC_GROWTH_VECTORS, bumpalo::collections::Vec::new_in(&bump)) as u64
-            })),
-            ("bump-scope", Box::new(|| {
-                let bump: bump_scope::Bump = bump_scope::Bump::new();
-                vec_growth!(VEC_GROWTH_VECTORS, bump_scope::BumpVec::new_in(&bump)) as u64
-            })),
+            (
+                "strata-reap",
+                Box::new(|| {
+                    let reap = Reap::new();
+                    vec_growth!(VEC_GROWTH_VECTORS, AVec::new_in(&reap)) as u64
+                }),
+            ),
+            (
+                "bumpalo",
+                Box::new(|| {
+                    let bump = bumpalo::Bump::new();
+                    vec_growth!(VEC_GROWTH_VECTORS, bumpalo::collections::Vec::new_in(&bump)) as u64
+                }),
+            ),
+            (
+                "bump-scope",
+                Box::new(|| {
+                    let bump: bump_scope::Bump = bump_scope::Bump::new();
+                    vec_growth!(VEC_GROWTH_VECTORS, bump_scope::BumpVec::new_in(&bump)) as u64
+                }),
+            ),
             heap_vec_growth::<System>(),
             heap_vec_growth::<MiMalloc>(),
             heap_vec_growth::<Strata>(),
@@ -78,24 +87,33 @@ fn alloc_only_warm_contenders() -> Vec<Run> {
     let bump = std::cell::RefCell::new(bumpalo::Bump::new());
     let scope = std::cell::RefCell::new(bump_scope::Bump::<bump_scope::alloc::Global>::new());
     vec![
-        ("strata-reap", Box::new(move || {
-            let mut reap = reap.borrow_mut();
-            let sum = alloc_only(&*reap, ALLOC_ONLY_OBJECTS);
-            reap.clear();
-            sum
-        })),
-        ("bumpalo", Box::new(move || {
-            let mut bump = bump.borrow_mut();
-            let sum = alloc_only(&*bump, ALLOC_ONLY_OBJECTS);
-            bump.reset();
-            sum
-        })),
-        ("bump-scope", Box::new(move || {
-            let mut bump = scope.borrow_mut();
-            let sum = alloc_only(&*bump, ALLOC_ONLY_OBJECTS);
-            bump.reset();
-            sum
-        })),
+        (
+            "strata-reap",
+            Box::new(move || {
+                let mut reap = reap.borrow_mut();
+                let sum = alloc_only(&*reap, ALLOC_ONLY_OBJECTS);
+                reap.clear();
+                sum
+            }),
+        ),
+        (
+            "bumpalo",
+            Box::new(move || {
+                let mut bump = bump.borrow_mut();
+                let sum = alloc_only(&*bump, ALLOC_ONLY_OBJECTS);
+                bump.reset();
+                sum
+            }),
+        ),
+        (
+            "bump-scope",
+            Box::new(move || {
+                let mut bump = scope.borrow_mut();
+                let sum = alloc_only(&*bump, ALLOC_ONLY_OBJECTS);
+                bump.reset();
+                sum
+            }),
+        ),
         arena_alloc_only::<Heap<System>>(),
         arena_alloc_only::<Heap<MiMalloc>>(),
         arena_alloc_only::<Heap<Strata>>(),

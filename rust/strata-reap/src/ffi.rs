@@ -23,8 +23,11 @@ pub(crate) struct Head {
 /// `STRATA_REAP_HEAD_VERSION`: the head layout this crate was written for.
 pub(crate) const HEAD_VERSION: u32 = 2;
 
+// GRANULE, MAX_TAGGED_SLOT, PREFETCH_AHEAD: read from reap.h by build.rs.
+include!(concat!(env!("OUT_DIR"), "/contract.rs"));
+
 /// Every result of the reap is aligned to at least this many bytes.
-pub(crate) const MIN_ALIGN: usize = 16;
+pub(crate) const MIN_ALIGN: usize = GRANULE;
 
 /// `strata_reap_stats`.
 #[repr(C)]

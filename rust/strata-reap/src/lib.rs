@@ -111,10 +111,10 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-pub use allocator_api2::alloc::AllocError;
 /// The allocator-api2 crate this one implements `Allocator` for (its `vec::Vec`,
 /// `boxed::Box`, …), re-exported so that users need no matching version of their own.
 pub use allocator_api2;
+pub use allocator_api2::alloc::AllocError;
 
 /// A reap: an arena with bump-pointer allocation, clear, nesting and
 /// individual free. See the [crate documentation](crate) for the drop
@@ -232,11 +232,7 @@ impl Reap {
     #[allow(clippy::mut_from_ref)]
     pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &mut [T] {
         let layout = Layout::for_value(src);
-        let ptr = if layout.size() == 0 {
-            NonNull::<T>::dangling()
-        } else {
-            self.alloc_layout(layout).cast::<T>()
-        };
+        let ptr = if layout.size() == 0 { NonNull::<T>::dangling() } else { self.alloc_layout(layout).cast::<T>() };
         // SAFETY: fresh memory for src.len() Ts; T: Copy.
         unsafe {
             std::ptr::copy_nonoverlapping(src.as_ptr(), ptr.as_ptr(), src.len());
@@ -274,17 +270,18 @@ impl Reap {
             let object = (*head).bump;
             // The slot holds the object and the next object's tag byte; absurd
             // sizes wrap slot to 0 or leave it huge, and a test fails. The tag
-            // fits in its byte up to 4080 bytes (head version 2: the window
-            // itself spans the whole run).
-            let slot = size.wrapping_add(16) & !15;
-            if slot.wrapping_sub(1) < 4080 && slot.wrapping_sub(1) < (*head).limit.wrapping_sub(object) {
+            // fits in its byte up to MAX_TAGGED_SLOT (head version 2: the
+            // window itself spans the whole run).
+            let slot = size.wrapping_add(ffi::GRANULE) & !(ffi::GRANULE - 1);
+            if slot.wrapping_sub(1) < ffi::MAX_TAGGED_SLOT && slot.wrapping_sub(1) < (*head).limit.wrapping_sub(object)
+            {
                 (*head).bump = object + slot;
-                *((object - 1) as *mut u8) = (slot >> 4) as u8;
-                // As strata/reap.h: the stream 1 KiB ahead into L1 (a
-                // prefetch never faults).
+                *((object - 1) as *mut u8) = (slot / ffi::GRANULE) as u8;
+                // As strata/reap.h: the stream ahead into L1 (a prefetch
+                // never faults).
                 #[cfg(target_arch = "x86_64")]
                 core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                    (object + 1024) as *const i8,
+                    (object + ffi::PREFETCH_AHEAD) as *const i8,
                 );
                 // An open window is never at address 0.
                 return Ok(NonNull::new_unchecked(object as *mut u8));

@@ -73,8 +73,21 @@ macro_rules! aligned_types {
 #[allow(clippy::modulo_one)] // align 1 is one of the powers of two checked
 mod aligned {
     use super::Reap;
-    aligned_types!(A1 = 1, A2 = 2, A4 = 4, A8 = 8, A16 = 16, A32 = 32, A64 = 64, A128 = 128,
-               A256 = 256, A512 = 512, A1024 = 1024, A2048 = 2048, A4096 = 4096);
+    aligned_types!(
+        A1 = 1,
+        A2 = 2,
+        A4 = 4,
+        A8 = 8,
+        A16 = 16,
+        A32 = 32,
+        A64 = 64,
+        A128 = 128,
+        A256 = 256,
+        A512 = 512,
+        A1024 = 1024,
+        A2048 = 2048,
+        A4096 = 4096
+    );
 }
 use aligned::check_every_aligned_type;
 
@@ -129,10 +142,14 @@ fn scope_can_use_the_parent_and_returns_a_value() {
 #[test]
 fn repeated_scopes_do_not_grow_the_parent() {
     let reap = Reap::new();
-    reap.scope(|c| { c.alloc_slice_copy(&[0u8; 50_000]); });
+    reap.scope(|c| {
+        c.alloc_slice_copy(&[0u8; 50_000]);
+    });
     let held = reap.stats().bytes_held;
     for _ in 0..1000 {
-        reap.scope(|c| { c.alloc_slice_copy(&[0u8; 50_000]); });
+        reap.scope(|c| {
+            c.alloc_slice_copy(&[0u8; 50_000]);
+        });
     }
     assert_eq!(reap.stats().bytes_held, held);
 }

@@ -104,7 +104,10 @@ fn run(seed: u64, steps: usize) {
         }
     }
     live.iter().for_each(Object::check);
-    assert_eq!(reap.stats().objects_live, live.iter().filter(|o| !matches!(o, Object::Bytes(v, _) if v.capacity() == 0)).count());
+    assert_eq!(
+        reap.stats().objects_live,
+        live.iter().filter(|o| !matches!(o, Object::Bytes(v, _) if v.capacity() == 0)).count()
+    );
     drop(live);
     assert_eq!(reap.stats().objects_live, 0, "every object was given back");
 }

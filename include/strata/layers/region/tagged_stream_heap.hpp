@@ -13,30 +13,29 @@
 //
 // The stream. Objects are placed one after the other, whatever their size, as
 // in a hand-written region: objects allocated together sit together. A small
-// request of n bytes takes a *slot* of (n + 16) rounded down to 16 bytes (16
-// to 4080): the object, then at least one spare byte. That spare last byte of
-// each slot holds the boundary tag of the *next* slot — its length in 16-byte
-// granules — so the byte just before any object says how long it is.
+// request of n bytes takes a *slot* of n + 1 bytes rounded up to the granule
+// (strata/reap.h's STRATA_REAP_GRANULE, up to STRATA_REAP_MAX_TAGGED_SLOT):
+// the object, then at least one spare byte. That spare last byte of each slot
+// holds the boundary tag of the *next* slot — its length in granules — so the
+// byte just before any object says how long it is.
 //
 // Why a boundary tag (and not a header, a side table, or size-segregated
 // slabs): the allocation fast path must be the plain bump plus as little as
-// possible. Measured on the region benchmark loop, a start-bit side table
-// (read-modify-write per allocation) cost 1.8x a bare bump, a byte-per-granule
-// table 1.15-1.3x, an 8-byte header 1.06-1.2x (+21% memory for 8–64-byte
-// objects), the one-byte tag 1.04-1.1x with +2.6% memory (only sizes that are
-// multiples of 16 grow by a granule). Per-class slabs cost nothing per object
-// but scatter consecutive objects over ~57 places (docs/reaps.md).
+// possible. A start-bit side table, a byte-per-granule table and an 8-byte
+// header each cost the fast path more, and the header much more memory for
+// small objects; per-class slabs cost nothing per object but scatter
+// consecutive objects over many places (the measurements: docs/reaps.md).
 //
-// Larger objects (slot > 4080 bytes) carry a 64-byte LargeHeader in front;
+// Larger objects (slot > kMaxTaggedSlot) carry a 64-byte LargeHeader in front;
 // their tag byte is 0, and so is the header's last byte (the byte before the
 // object), which is how getSize tells them apart. Objects above MaxStreamSlot
 // have their own mapping (header included), unmapped by free.
 //
 // The inline window: the cursor's [bump, limit) is what an inline fast path
 // (strata_reap_malloc) may hand out without calling the layer: limit is the
-// run's end (the inline path itself keeps slots within 4080 bytes, so that
-// their tags fit in a byte; a window bounded to 4080 bytes called the layer
-// every 4080 bytes: 3% on the region benchmark), and equal to bump while any
+// run's end (the inline path itself keeps slots within kMaxTaggedSlot, so
+// that their tags fit in a byte; a window bounded to one slot called the
+// layer that often), and equal to bump while any
 // flag is set (closeInline: checked mode, freed objects
 // waiting). malloc() here is the out-of-line bump, with the same layout.
 //
@@ -63,6 +62,7 @@
 #include "strata/layers/region/concepts.hpp"
 #include "strata/layers/region/detail/instrument.hpp"
 #include "strata/layers/region/region_chunk_heap.hpp"
+#include "strata/reap.h"
 
 namespace strata::layers {
 
@@ -74,8 +74,15 @@ struct BumpCursor {
   std::uint32_t version = 0;
 };
 
-inline constexpr std::size_t kTagGranule = 16;
-inline constexpr std::size_t kMaxTaggedSlot = 255 * kTagGranule;  // 4080: the tag is one byte
+// The contract of strata/reap.h's inline path, which writes these tags too:
+// its constants are the source, and a change there that the layers cannot
+// follow stops the build here.
+inline constexpr std::size_t kTagGranule = STRATA_REAP_GRANULE;
+inline constexpr std::size_t kMaxTaggedSlot = 255 * kTagGranule;  // the tag is one byte
+static_assert(kTagGranule >= 16 && (kTagGranule & (kTagGranule - 1)) == 0,
+              "the granule is a power of two, at least 16 (LargeHeader, alignment)");
+static_assert(kMaxTaggedSlot == STRATA_REAP_MAX_TAGGED_SLOT,
+              "strata/reap.h's largest tagged slot is not the tagged stream's");
 inline constexpr std::size_t kLargeHeaderBytes = 64;
 inline constexpr std::size_t kMaxStreamAlignment = 4096;
 
@@ -86,7 +93,8 @@ inline constexpr std::uint32_t kInlineClosedFreed = 2;
 // The slot of a small request: the object and at least one spare byte, in
 // 16-byte granules. Sizes near SIZE_MAX wrap to 0 (callers treat 0 as "not small").
 constexpr std::size_t tagged_slot_of(std::size_t size) noexcept { return (size + kTagGranule) & ~(kTagGranule - 1); }
-static_assert(tagged_slot_of(0) == 16 && tagged_slot_of(15) == 16 && tagged_slot_of(16) == 32);
+static_assert(tagged_slot_of(0) == kTagGranule && tagged_slot_of(kTagGranule - 1) == kTagGranule &&
+              tagged_slot_of(kTagGranule) == 2 * kTagGranule);
 
 // The tag byte before an object: its slot in granules, 0 for a large object.
 // kInstrumented (the default): the byte may be hidden from ASan or Valgrind,

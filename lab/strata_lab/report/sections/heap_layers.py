@@ -186,7 +186,7 @@ def _coalescing(r: Results, s: Section, e) -> None:
                                        "3% and as much as 80%)."),
                   "geometric mean over workloads of kingsley-coal / kingsley most pages in use (memory runs)",
                   Below(effect(-0.50), strict=True), "50% less on average (3% to 80%; margin: half of it, "
-                                                     "claims.effect)",
+                                                     "claims.effect)", paper_value=0.5,
                   why="needs the allocator kingsley-coal (KingsleyHeap over CoalesceHeap and CoalesceableHeap, "
                       "as LeaHeap composes them), which is not built yet; not measured until it is")
     program_pairs.judge_average(r, s, claim, e, COALESCING, "kingsley", PAGES)

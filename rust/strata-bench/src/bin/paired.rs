@@ -1,10 +1,12 @@
 //! Paired, interleaved comparison of the contenders (the machine is noisy:
 //! ratios within one round, medians over rounds), and the churn's memory.
 //!
-//!   paired [--rounds N] [WORKLOAD...]   time ratios against bumpalo (default: every workload, 7 rounds)
-//!   paired churn-memory [--steps N]     resident memory of the churn, one fresh process per contender
-//!   paired once WORKLOAD CONTENDER [K]  K runs (default 1; for valgrind --tool=callgrind
-//!                                       --toggle-collect=paired::run_once, or /usr/bin/time's page faults)
+//! ```text
+//! paired [--rounds N] [WORKLOAD...]   time ratios against bumpalo (default: every workload, 7 rounds)
+//! paired churn-memory [--steps N]     resident memory of the churn, one fresh process per contender
+//! paired once WORKLOAD CONTENDER [K]  K runs (default 1; for valgrind --tool=callgrind
+//!                                     --toggle-collect=paired::run_once, or /usr/bin/time's page faults)
+//! ```
 use std::process::Command;
 use std::time::Instant;
 
@@ -13,7 +15,11 @@ use strata_bench::suite::{churn_named, contenders, CHURN_CONTENDERS, WORKLOADS};
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Runs every contender once per round, in an order rotated every round;
