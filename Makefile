@@ -14,8 +14,11 @@ define configure
 	cmake -S . -B build/$(1) -G Ninja $(2) $(CMAKE_FLAGS) >/dev/null
 	cmake --build build/$(1) -j $(JOBS)
 endef
+define configure_only
+	cmake -S . -B build/$(1) -G Ninja $(2) $(CMAKE_FLAGS) >/dev/null
+endef
 
-.PHONY: help setup build debug lint peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-package test-rust-asan fuzz bench bench-run peers lab clean
+.PHONY: help setup build debug lint hardening-matrix peers-if-missing test test-asan test-tsan test-all test-python test-rust test-rust-package test-rust-asan fuzz bench bench-run peers lab clean
 
 help:
 	@echo "make setup      install Debian packages and the lab's Python venv"
@@ -26,6 +29,7 @@ help:
 	@echo "make test-tsan  the threaded tests under ThreadSanitizer (assertions on)"
 	@echo "make test-all   test, test-asan, test-tsan and test-rust-asan (CI adds make fuzz)"
 	@echo "make lint       clang-format on changed C/C++ lines, ruff on the lab, commit subjects, kernel calls"
+	@echo "make hardening-matrix  libstrata-hardened + its model test with each policy alone and each left out"
 	@echo "make fuzz       the libFuzzer harnesses (clang-14), FUZZ_SECONDS (300) each"
 	@echo "make bench      the benchmarks (ratios against peers; slow)"
 	@echo "make peers      build mimalloc 3 and snmalloc from crates.io sources into build/peers (needs cargo)"
@@ -85,6 +89,13 @@ test-asan: setup
 test-tsan: setup
 	$(call configure,tsan,-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_ASSERTIONS=ON -DSTRATA_SANITIZE=thread -DSTRATA_BUILD_BENCH=OFF)
 	cd build/tsan && $(CTEST) --no-tests=error -L threads -LE no-tsan
+
+# Each hardening policy alone and each left out (config.hpp, namespace
+# policy): libstrata-hardened and the model test, only those targets.
+hardening-matrix: setup
+	$(call configure_only,hardening,-DCMAKE_BUILD_TYPE=Release -DSTRATA_HARDENING_MATRIX=ON)
+	cmake --build build/hardening -j $(JOBS) --target hardening_matrix
+	cd build/hardening && $(CTEST) -L hardening-matrix
 
 test-all: test test-asan test-tsan test-rust-asan
 

@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import allocators, bench, drag, frag, pages, precondition, profile, trace, workload_catalogue, workloads
+from . import allocators, bench, drag, frag, pages, paths, precondition, profile, trace, workload_catalogue, workloads
 from .errors import LabError, ProgramFailed
 
 
@@ -110,6 +110,15 @@ def _workloads(sub) -> None:
     p.add_argument("--workloads-dir", default=None, help=argparse.SUPPRESS)  # tests: another registry
     p.set_defaults(run=workload_catalogue.list_command, command=None, alloc="glibc")
 
+    p = sub.add_parser("calibrate", help="the stand-ins' statistics at the evaluation's scale against the papers' "
+                                         "(Markdown; exit 1 if one is outside 2x without a reason)")
+    p.add_argument("--config", default=str(paths.REPO_ROOT / "lab" / "configs" / "default.toml"),
+                   help="the evaluation whose statistics scale to use (default lab/configs/default.toml)")
+    p.add_argument("--only", metavar="NAME,...", help="just these stand-ins")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per program run")
+    p.add_argument("--workloads-dir", default=None, help=argparse.SUPPRESS)  # tests: another registry
+    p.set_defaults(run=_calibrate, command=None, alloc="glibc")
+
     p = sub.add_parser("workload", help="run one workload, timed (as `run` does), and print its checksum")
     p.add_argument("name", help="a workload (`strata-lab workloads` lists them)")
     p.add_argument("--mode", required=True, help=", ".join(workloads.MODES))
@@ -161,6 +170,11 @@ def _evaluation(sub) -> None:
 def _evaluate(args) -> int:
     from . import evaluation
     return evaluation.command(args)
+
+
+def _calibrate(args) -> int:
+    from . import calibration
+    return calibration.command(args)
 
 
 def _misuse(args) -> int:

@@ -83,6 +83,10 @@ void* allocate_zeroed(std::size_t count, std::size_t size) noexcept {
 
 std::size_t usable_size(const void* p) noexcept {
   if (!p) return 0;
+  if (cfg::kNoAccessZero && in_zero_area(p)) {
+    zero_area_free(const_cast<void*>(p), Use::kUsableSize);  // checks it
+    return 0;
+  }
   check_gate(p, Use::kUsableSize);
   SegmentHeader* seg = segment_of(p);
   switch (seg->kind) {
@@ -99,6 +103,12 @@ std::size_t usable_size(const void* p) noexcept {
 
 void* reallocate(void* p, std::size_t size) noexcept {
   if (!p) return allocate_inline(size);
+  if (cfg::kNoAccessZero && in_zero_area(p)) {  // malloc(0)'s: nothing to copy
+    zero_area_free(p, Use::kRealloc);           // checks it is live
+    void* q = allocate_inline(size);
+    if (q) zero_area_free(p, Use::kFree);
+    return q;
+  }
   if (size > kMaxRequest) {
     errno = ENOMEM;
     return nullptr;

@@ -180,42 +180,77 @@ inline constexpr bool kAlwaysChecked = false;
 #endif
 
 // ---- The hardened build (libstrata-hardened.so) -------------------------------
-// STRATA_MALLOC_HARDENED builds the same code with every hardening policy on
-// (docs/libstrata.md, "Checks and the hardened build"); each is a constant
-// here, so the default build compiles none of it.
-#ifdef STRATA_MALLOC_HARDENED
-inline constexpr bool kHardened = true;
+// Each hardening policy is one bit of a compile-time set (docs/libstrata.md,
+// "Checks and the hardened build"). STRATA_HARDENING, when defined, is that
+// set as an expression of the policy names below (CMake's
+// -DSTRATA_HARDENING=<list> joins the list with '|'; a misspelt name fails
+// the build); STRATA_MALLOC_HARDENED alone turns every policy on. The
+// default build compiles none of it.
+namespace policy {
+enum : unsigned {
+  encode_free_lists = 1u << 0,
+  canaries = 1u << 1,
+  zero_on_free = 1u << 2,
+  quarantine = 1u << 3,
+  check_sizes = 1u << 4,
+  random_slots = 1u << 5,
+  guard_pages = 1u << 6,
+  no_access_zero = 1u << 7,
+  all = (1u << 8) - 1,
+  none = 0,
+};
+}  // namespace policy
+#if defined(STRATA_HARDENING)
+inline constexpr unsigned kHardening = [] {
+  using namespace policy;
+  return static_cast<unsigned>(STRATA_HARDENING);
+}();
+#elif defined(STRATA_MALLOC_HARDENED)
+inline constexpr unsigned kHardening = policy::all;
 #else
-inline constexpr bool kHardened = false;
+inline constexpr unsigned kHardening = policy::none;
 #endif
+static_assert((kHardening & ~policy::all) == 0, "STRATA_HARDENING names a policy config.hpp lacks");
+constexpr bool hardening_has(unsigned policies) noexcept { return (kHardening & policies) == policies; }
+// Any policy on: malloc and free take the hardened entry points (hardened.cpp),
+// a freed slot's tag is keyed with the per-process secret, and every pointer
+// freed is checked in full.
+inline constexpr bool kHardened = kHardening != 0;
 // Free-list links stored as next ^ the link's own address ^ a per-process
 // secret (safe-linking): a heap overflow cannot forge them, and a decoded link
 // that leaves its block is reported.
-inline constexpr bool kEncodeFreeLists = kHardened;
+inline constexpr bool kEncodeFreeLists = hardening_has(policy::encode_free_lists);
 // A tail word ends every small slot: the request's size, keyed with the
 // secret and the word's address. The bytes between the request and the tail
 // (the slack; malloc(0)'s whole object) stay zero while the object lives:
 // free checks the tail and the slack's first 8 bytes (overflows start
 // there), so even a 1-byte overflow is seen. Small requests take a class
 // this much bigger, and malloc_usable_size is the request itself.
-inline constexpr std::size_t kCanaryBytes = kHardened ? 8 : 0;
+inline constexpr std::size_t kCanaryBytes = hardening_has(policy::canaries) ? 8 : 0;
 // free zeroes a small object (all but the freed tag); malloc checks that its
 // first kVerifiedOnReuse bytes are still zero (a write after free) before
 // handing it out, and a thread's end and the process's end check all of
 // every object still quarantined.
-inline constexpr bool kZeroOnFree = kHardened;
+inline constexpr bool kZeroOnFree = hardening_has(policy::zero_on_free);
 inline constexpr std::size_t kVerifiedOnReuse = 64;
 // Small objects freed by a thread wait in its quarantine, a ring of this many,
 // before their slots can be reused; they leave it oldest first, 32 at a time
 // (hardened.cpp, drain_quarantine), so each waits 224 to 256 later frees.
-inline constexpr std::size_t kQuarantineSlots = kHardened ? 256 : 0;
+inline constexpr std::size_t kQuarantineSlots = hardening_has(policy::quarantine) ? 256 : 0;
 // free_sized, sized operator delete: the size must be one the object could
 // have been allocated with.
-inline constexpr bool kCheckSizes = kHardened;
+inline constexpr bool kCheckSizes = hardening_has(policy::check_sizes);
 // The quarantine releases each batch in a random order (hardened.cpp,
 // drain_quarantine), so the next allocation's address is not predictable
 // from the last free.
-inline constexpr bool kRandomSlots = kHardened;
+inline constexpr bool kRandomSlots = hardening_has(policy::random_slots);
+
+// malloc(0) answers with an address of a reservation no page of which can be
+// read or written (hardened.cpp, the zero area), so that any access through
+// it faults; each address once (free(p) is told from a second free by a bit
+// of the area's map). When the area is used up, malloc(0) takes a small slot.
+inline constexpr bool kNoAccessZero = hardening_has(policy::no_access_zero);
+inline constexpr std::size_t kZeroAreaBytes = std::size_t{256} << 20;
 
 // Guard pages (PROT_NONE), so that a linear overflow faults at once: the last
 // OS page of every small page block (its slots end before it), one page after
@@ -224,7 +259,7 @@ inline constexpr bool kRandomSlots = kHardened;
 // guard splits a kernel mapping, so guards stop while the process has
 // kGuardMappingsMax mappings, far below vm.max_map_count (65530 by default);
 // memory placed meanwhile goes unguarded.
-inline constexpr bool kGuardPages = kHardened;
+inline constexpr bool kGuardPages = hardening_has(policy::guard_pages);
 inline constexpr std::size_t kBlockGuardBytes = kGuardPages ? kOsPageSize : 0;
 inline constexpr std::size_t kGuardMappingsMax = 32768;
 inline constexpr std::size_t kGuardMappingsCheckEvery = 1024;  // guards set between two counts, at most

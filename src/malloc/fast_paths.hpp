@@ -73,25 +73,37 @@ inline void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noe
   return huge_malloc(size, align, zeroed);
 }
 
+// The one small-object fast path, in every build: a slot of the class whose
+// front block is `page`. The block's free list first (a block that churns
+// serves every malloc from it), then its open fresh memory: one test on the
+// common path. nullptr when both are empty (the slow path refills).
+inline __attribute__((always_inline)) void* take_slot(Page* page) noexcept {
+  if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {
+    page->free = b->next_block();
+    ++page->until_trigger;
+    b->tag = nullptr;
+    return b;
+  }
+  if (char* p = page->bump; STRATA_LIKELY(p != page->bump_end)) {
+    page->bump = p + page->block_size;
+    ++page->until_trigger;
+    reinterpret_cast<FreeBlock*>(p)->tag = nullptr;  // a reused block's memory holds old tags
+    return p;
+  }
+  return nullptr;
+}
+
+// The class whose slots hold `size` bytes (and the canary, cfg::kCanaryBytes),
+// as by_size indexes it; size <= cfg::kSmallMax - cfg::kCanaryBytes.
+inline std::size_t size_slot(std::size_t size) noexcept {
+  return (size + cfg::kCanaryBytes + cfg::kMinAlign - 1) / cfg::kMinAlign;
+}
+
 inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) noexcept {
+  // The hardened policies wrap take_slot (hardened.cpp): canary, checks.
   if constexpr (cfg::kHardened) return hardened_allocate(size);
   if (STRATA_LIKELY(size <= cfg::kSmallMax)) {
-    PerThreadHeap* heap = tl_heap;
-    Page* page = heap->by_size[(size + cfg::kMinAlign - 1) / cfg::kMinAlign];
-    // The block's free list first (a block that churns serves every malloc
-    // from it), then the open fresh memory: one test on the common path.
-    if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {
-      page->free = b->next_block();
-      ++page->until_trigger;
-      b->tag = nullptr;
-      return b;
-    }
-    if (char* p = page->bump; STRATA_LIKELY(p != page->bump_end)) {
-      page->bump = p + page->block_size;
-      ++page->until_trigger;
-      reinterpret_cast<FreeBlock*>(p)->tag = nullptr;  // a reused block's memory holds old tags
-      return p;
-    }
+    if (void* p = take_slot(tl_heap->by_size[size_slot(size)]); STRATA_LIKELY(p != nullptr)) return p;
   }
   return allocate_slow(size);
 }
@@ -112,8 +124,9 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p, std::uint
     auto* b = static_cast<FreeBlock*>(p);
     // The checks every build makes, on what free reads anyway: p starts a slot
     // (slot_magic is 0 for blocks of aligned objects and blocks not in use,
-    // which the slow path sorts out) and is not tagged freed already.
-    if (STRATA_LIKELY(page->is_slot_start(p) && b->tag != page)) {
+    // which the slow path sorts out), one malloc has handed out (below the
+    // bump pointer) and is not tagged freed already.
+    if (STRATA_LIKELY(page->is_slot_start(p) && static_cast<char*>(p) < page->bump && b->tag != page)) {
       b->set_next(page->free);
       // Two plain stores: without the barrier GCC pairs them into a vector
       // store that costs four instructions.

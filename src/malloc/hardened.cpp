@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "strata/platform.hpp"
+
 #include "allocator.hpp"
 #include "fast_paths.hpp"
 
@@ -162,11 +164,24 @@ __attribute__((always_inline)) inline void* hand_out(void* object, const Page* p
   return object;
 }
 
+// A slot leaving the quarantine is still as free left it in the words its
+// free-list life overwrites (the link, the tag) and the ones malloc checks
+// at reuse: a write after free during the quarantine is seen here, before
+// the link hides a write to the first word.
+[[maybe_unused]] void check_leaving_quarantine(void* object, const Page* page) noexcept {
+  if constexpr (cfg::kZeroOnFree) {
+    const auto* b = static_cast<const FreeBlock*>(object);
+    if (slot_words(object)[0] != 0 || b->tag != freed_tag(page) || !reused_slot_is_zero(object, page))
+      report_misuse("write after free of", object);
+  }
+}
+
 // Back to its block, from whichever thread: the owner's list (`second`: in
 // its second place, PerThreadHeap::push_local_placed) or the remote one.
 void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(object));
   Page* page = seg->page_of(object);
+  if constexpr (cfg::kQuarantineSlots > 0) check_leaving_quarantine(object, page);
   auto* b = static_cast<FreeBlock*>(object);
   if (STRATA_LIKELY(seg->header.owner == heap)) {
     heap->push_local_placed(page, b, second);
@@ -250,7 +265,9 @@ constinit std::atomic<void*> g_shared_quarantine[kSharedRing] = {};
   void* oldest = g_shared_quarantine[shared_entry(n)].exchange(object, std::memory_order_acq_rel);
   if (!oldest) return;
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(oldest));  // the caller has no heap: always remote
-  push_remote_free(seg->page_of(oldest), static_cast<FreeBlock*>(oldest));
+  Page* page = seg->page_of(oldest);
+  check_leaving_quarantine(oldest, page);
+  push_remote_free(page, static_cast<FreeBlock*>(oldest));
 }
 
 [[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
@@ -311,24 +328,6 @@ __attribute__((noinline)) void free_small(SmallSegment* seg, void* p) noexcept {
   }
 }
 
-// The class's front block, as allocate_inline takes from it (fresh memory,
-// then the free list, whose links next_block checks), else nullptr.
-void* take_from_front(Page* page) noexcept {
-  void* p;
-  if (char* fresh = page->bump; fresh != page->bump_end) {
-    page->bump = fresh + page->block_size;
-    p = fresh;
-  } else if (FreeBlock* b = page->free) {
-    page->free = b->next_block();
-    p = b;
-  } else {
-    return nullptr;
-  }
-  ++page->until_trigger;
-  static_cast<FreeBlock*>(p)->tag = nullptr;
-  return p;
-}
-
 // Out of line, so that the common path saves no registers for calls.
 __attribute__((noinline)) void* allocate_small_slow(std::size_t cls, std::size_t size) noexcept {
   PerThreadHeap* heap = thread_heap();
@@ -340,17 +339,29 @@ __attribute__((noinline)) void* allocate_small_slow(std::size_t cls, std::size_t
   return hand_out(p, reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p), size);
 }
 __attribute__((noinline)) void* allocate_not_small(std::size_t size) noexcept {
+  if (cfg::kNoAccessZero && size == 0) {
+    if (void* p = zero_area_allocate()) return p;
+    PerThreadHeap* heap = thread_heap();  // the area is used up: a slot as any small size
+    void* p = heap ? heap->malloc_small(kClassIndex[size_slot(0)]) : nullptr;
+    if (!p) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    return hand_out(p, reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p), 0);
+  }
   bool zeroed;
   return allocate_big(size, cfg::kMinAlign, &zeroed);
 }
 }  // namespace
 
 void* hardened_allocate(std::size_t size) noexcept {
-  if (STRATA_UNLIKELY(size > cfg::kSmallMax - cfg::kCanaryBytes)) return allocate_not_small(size);
+  // With cfg::kNoAccessZero, size 0 wraps around to the slow side too.
+  constexpr std::size_t kFirst = cfg::kNoAccessZero ? 1 : 0;
+  if (STRATA_UNLIKELY(size - kFirst > cfg::kSmallMax - cfg::kCanaryBytes - kFirst)) return allocate_not_small(size);
   PerThreadHeap* heap = tl_heap;
-  const std::size_t slot = (size + cfg::kCanaryBytes + cfg::kMinAlign - 1) / cfg::kMinAlign;  // as class_of
+  const std::size_t slot = size_slot(size);
   Page* page = heap->by_size[slot];
-  void* p = take_from_front(page);
+  void* p = take_slot(page);
   if (STRATA_UNLIKELY(!p)) return allocate_small_slow(kClassIndex[slot], size);
   return hand_out(p, page, size);
 }
@@ -374,11 +385,11 @@ std::uintptr_t& known_segment(std::uintptr_t base) noexcept {
 // returned is reported, not a fault.
 __attribute__((noinline)) void free_in_unknown_segment(void* p) noexcept {
   std::uintptr_t base = segment_base(p);
+  if (cfg::kNoAccessZero && in_zero_area(p)) return zero_area_free(p, Use::kFree);
   if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) report_invalid(Use::kFree, p);
-  if (!area_contains(reinterpret_cast<void*>(base))) {
-    if (huge_freed_and_cached(p)) report_freed(Use::kFree, p);
-    report_invalid(Use::kFree, p);
-  }
+  // Outside the area map: a freed huge object (in a region or the cache: a
+  // double free) or no object of ours; check_outside_gate reports which.
+  if (!area_contains(reinterpret_cast<void*>(base))) check_outside_gate(p, Use::kFree);
   SegmentHeader* seg = segment_of(p);
   if (seg->kind != SegmentKind::kSmall) return deallocate_other(p, reinterpret_cast<SmallSegment*>(seg)->page_of(p));
   known_segment(base) = base;
@@ -391,6 +402,66 @@ __attribute__((noinline)) void zero_then_drain(PerThreadHeap* heap, void* object
   drain_quarantine(heap, heap->quarantine_next);
 }
 }  // namespace
+
+// ---- The zero area (cfg::kNoAccessZero) ------------------------------------
+// Reserved inaccessible (no memory, no commit charge), handed out 16 bytes
+// at a time and never reused; a bit per address says it was freed (its map:
+// address space too, a page touched per 512 KiB of the area handed out).
+namespace {
+constexpr std::size_t kZeroAddresses = cfg::kZeroAreaBytes / cfg::kMinAlign;
+constinit std::atomic<char*> g_zero_area{nullptr};
+constinit std::atomic<std::uint64_t*> g_zero_freed{nullptr};
+constinit std::atomic<std::size_t> g_zero_next{0};
+constinit std::atomic<bool> g_zero_failed{false};
+
+// The area, reserved at the first malloc(0) (a racing thread's spare
+// reservation is given back); nullptr when the kernel says no.
+char* zero_area() noexcept {
+  if (char* area = g_zero_area.load(std::memory_order_acquire)) return area;
+  if (g_zero_failed.load(std::memory_order_relaxed)) return nullptr;
+  auto* area = static_cast<char*>(platform::reserve_pages(cfg::kZeroAreaBytes));
+  auto* map = static_cast<std::uint64_t*>(platform::map_pages(kZeroAddresses / 8, platform::Swap::kUnreserved));
+  if (!area || !map) {
+    if (area) platform::unmap_pages(area, cfg::kZeroAreaBytes);
+    if (map) platform::unmap_pages(map, kZeroAddresses / 8);
+    g_zero_failed.store(true, std::memory_order_relaxed);
+    return nullptr;
+  }
+  std::uint64_t* no_map = nullptr;
+  if (!g_zero_freed.compare_exchange_strong(no_map, map, std::memory_order_acq_rel))
+    platform::unmap_pages(map, kZeroAddresses / 8);
+  char* none = nullptr;
+  if (g_zero_area.compare_exchange_strong(none, area, std::memory_order_acq_rel)) return area;
+  platform::unmap_pages(area, cfg::kZeroAreaBytes);
+  return none;
+}
+}  // namespace
+
+void* zero_area_allocate() noexcept {
+  char* area = zero_area();
+  if (!area) return nullptr;
+  std::size_t n = g_zero_next.fetch_add(1, std::memory_order_relaxed);
+  if (n >= kZeroAddresses) return nullptr;
+  return area + n * cfg::kMinAlign;
+}
+
+bool in_zero_area(const void* p) noexcept {
+  char* area = g_zero_area.load(std::memory_order_acquire);
+  return area && static_cast<std::size_t>(static_cast<const char*>(p) - area) < cfg::kZeroAreaBytes;
+}
+
+void zero_area_free(void* p, Use use) noexcept {
+  auto offset = static_cast<std::size_t>(static_cast<char*>(p) - g_zero_area.load(std::memory_order_acquire));
+  std::size_t n = offset / cfg::kMinAlign;
+  if (offset % cfg::kMinAlign != 0 || n >= g_zero_next.load(std::memory_order_relaxed)) report_invalid(use, p);
+  std::uint64_t bit = std::uint64_t{1} << (n % 64);
+  std::uint64_t* word = g_zero_freed.load(std::memory_order_acquire) + n / 64;
+  if (use != Use::kFree) {  // realloc and malloc_usable_size: only checked
+    if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit) report_freed(use, p);
+    return;
+  }
+  if (__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit) report_freed(use, p);
+}
 
 // The owner's free of a live slot in the known segment, inline; everything
 // else in free_in_unknown_segment or free_small. A leaf but for its last act
@@ -420,19 +491,55 @@ void hardened_free(void* p) noexcept {
   if (size > kInlineZeroing) zero_past_tag(p, size);
 }
 
+namespace {
+// Could a small object of `usable` bytes in `page`'s class have been
+// allocated with `size`? realloc may keep an object in place down to half
+// its size; and every size whose class is this one (malloc(1) in a 16-byte
+// class).
+bool small_size_fits(const Page* page, std::size_t usable, std::size_t size) noexcept {
+  if (size > usable) return false;
+  if (size >= usable / 2) return true;
+  return size <= cfg::kSmallMax - cfg::kCanaryBytes &&
+         kClassSize[class_of(size + cfg::kCanaryBytes)] == page->block_size;
+}
+
+// The common case, C++'s sized delete of a live small object in a segment
+// the thread's frees know: the size checked against the slot alone (free's
+// own checks follow). nullptr-free; false when the full checks must decide.
+bool checked_size_in_known_segment(void* p, std::size_t size) noexcept {
+  std::uintptr_t base = segment_base(p);
+  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base)) return false;
+  Page* page = reinterpret_cast<SmallSegment*>(base)->page_of(p);
+  if (!page->is_slot_start(p) || static_cast<const FreeBlock*>(p)->tag == freed_tag(page)) return false;
+  std::size_t usable = page->block_size - cfg::kCanaryBytes;
+  if constexpr (cfg::kCanaryBytes > 0) usable = recorded_size(p, page, p);
+  if (!small_size_fits(page, usable, size)) report_misuse("wrong size in sized free of", p);
+  return true;
+}
+}  // namespace
+
 void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept {
   if (!p) return;
+  if (align <= cfg::kMinAlign && checked_size_in_known_segment(p, size)) return;
+  if (cfg::kNoAccessZero && in_zero_area(p)) {
+    if (size != 0) report_misuse("wrong size in sized free of", p);
+    return;
+  }
   if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 ||
       !area_contains(reinterpret_cast<void*>(segment_base(p))))
     report_invalid(Use::kFree, p);
   std::size_t usable = usable_size(p);  // checks p itself
-  // realloc may keep an object in place down to half its size; aligned
-  // objects sit in bigger slots, so only the upper bound holds for them.
-  bool fits = size <= usable && (align > cfg::kMinAlign || size >= usable / 2);
-  if (!fits && size <= usable && segment_of(p)->kind == SegmentKind::kSmall) {
-    // Small sizes whose class is this one (malloc(1) in a 16-byte class).
-    Page* page = reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p);
-    fits = size <= cfg::kSmallMax - cfg::kCanaryBytes && kClassSize[class_of(size + cfg::kCanaryBytes)] == page->block_size;
+  if (align > cfg::kMinAlign && reinterpret_cast<std::uintptr_t>(p) % align != 0)
+    report_misuse("wrong alignment in aligned free of", p);
+  // Small aligned objects sit in bigger slots, so only the upper bound holds
+  // for them (large and huge ones are placed at their alignment, no bigger).
+  bool fits;
+  if (segment_of(p)->kind != SegmentKind::kSmall) {
+    fits = size <= usable && size >= usable / 2;
+  } else if (align > cfg::kMinAlign) {
+    fits = size <= usable;
+  } else {
+    fits = small_size_fits(reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p), usable, size);
   }
   if (!fits) report_misuse("wrong size in sized free of", p);
 }
@@ -447,9 +554,13 @@ bool hardened_resize(void* p, std::size_t have, std::size_t size) noexcept {
   std::size_t room = page->block_size - cfg::kCanaryBytes;
   if ((page->flags & kPageInterior) || size > room || size < room / 2) return false;
   // The bytes given up become slack, which must be zero.
-  if (size < have) std::memset(static_cast<char*>(p) + size, 0, have - size);
-  if constexpr (!cfg::kZeroOnFree) clear_slack(p, page, size);
-  record_size(p, page, size);
+  if constexpr (cfg::kCanaryBytes > 0) {
+    if (size < have) std::memset(static_cast<char*>(p) + size, 0, have - size);
+    if constexpr (!cfg::kZeroOnFree) clear_slack(p, page, size);
+    // Only with a canary: without one the tail word is the object's last
+    // word, which this overwrote (the model test's corrupted objects).
+    record_size(p, page, size);
+  }
   return true;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstddef>
 
+#include "checked.hpp"
+
 namespace strata::malloc_detail {
 
 struct Page;
@@ -23,5 +25,13 @@ void hardened_free(void* p) noexcept;
 // free_sized, sized operator delete: `size` must fit the object (aligned
 // forms, `align` > 0: at most its usable size).
 void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept;
+
+// malloc(0) under cfg::kNoAccessZero: a fresh address of the zero area, or
+// nullptr when the area is used up or cannot be reserved.
+void* zero_area_allocate() noexcept;
+// Is p in the zero area? Then zero_area_free(p) frees it (reporting a second
+// free or a pointer it never gave).
+bool in_zero_area(const void* p) noexcept;
+void zero_area_free(void* p, Use use) noexcept;
 
 }  // namespace strata::malloc_detail

@@ -120,6 +120,15 @@ std::size_t freed_bytes_of(Chunk* c) noexcept {
   return whole < cfg::kLargeFreedProtectBytes ? whole : cfg::kLargeFreedProtectBytes;
 }
 
+// The freed object's bytes before its protected pages (on the header's
+// page, which stays accessible) are zeroed: a read after free there finds
+// nothing of the object's contents.
+void erase_freed_start(Chunk* c, void* p) noexcept {
+  char* protected_from = freed_pages_of(c);
+  if (protected_from > static_cast<char*>(p))
+    std::memset(p, 0, static_cast<std::size_t>(protected_from - static_cast<char*>(p)));
+}
+
 std::size_t usable_size_of(Chunk* c) noexcept {
   if (cfg::kGuardPages && in_guarded_arena(c))
     return static_cast<std::size_t>(guard_of(c) - static_cast<char*>(c->payload()));
@@ -832,6 +841,14 @@ bool LargeArena::resize_locked(Chunk* c, std::size_t need) noexcept {
 
 namespace {
 
+// p's chunk header is sound but the next chunk's boundary tag disagrees: a
+// live object's writes ran past its end into the next header (a heap
+// overflow); otherwise p is no chunk of ours.
+[[noreturn]] void report_torn_tags(std::size_t word, Use use, const void* p) noexcept {
+  if ((word & kInUse) && !(word & kFreeing)) report_misuse("heap overflow past", p);
+  report_invalid(use, p);
+}
+
 // The checks of every build, without the lock: p must be the payload of a
 // chunk whose boundary tags agree (its size leads to a chunk that names it as
 // its predecessor) and that is in use and not being freed. Reads only words
@@ -846,7 +863,8 @@ Chunk* large_live_chunk(const void* p, Use use) noexcept {
   std::size_t word = c->flags_word();
   if (word == kAbsorbed) report_freed(use, p);  // coalesced into a free neighbour
   std::size_t size = word & ~kFlagMask;
-  if (size < kMinChunk || size > hi - addr + kHeader || c->next()->prev_size != size) report_invalid(use, p);
+  if (size < kMinChunk || size > hi - addr + kHeader) report_invalid(use, p);
+  if (c->next()->prev_size != size) report_torn_tags(word, use, p);
   if (!(word & kInUse) || (word & kFreeing)) report_freed(use, p);
   return c;
 }
@@ -872,6 +890,7 @@ void large_free(void* p, const LargeArena& mine) noexcept {
   LargeArena* home = region_of(p)->arena;
   if (cfg::kGuardPages && home->guarded()) {
     if constexpr (cfg::kLargeQuarantineSlots > 0) {
+      erase_freed_start(c, p);
       (void)protect_freed(freed_pages_of(c), freed_bytes_of(c));  // quarantined by release
     } else {
       unprotect_guard(guard_of(c), kGuard);  // before it can coalesce

@@ -103,14 +103,23 @@ TEST_F(StrataHardenedDeathTest, PowerOfTwoRequestsTakeASlotOnlyTheTailBigger) {
   }
 }
 
-TEST_F(StrataHardenedDeathTest, OverflowOfAZeroSizeObject) {
+// malloc(0) answers from the zero area: no byte there can be read or
+// written, each address comes once, and a second free is named.
+TEST_F(StrataHardenedDeathTest, ZeroSizeObjectsHaveNoAccess) {
   auto* p = static_cast<char*>(strata_malloc(0));
+  auto* q = static_cast<char*>(strata_malloc(0));
   ASSERT_NE(p, nullptr);
-  ASSERT_EQ(strata_usable_size(p), 0u);
-  p[0] = 'x';  // the whole object is slack
-  EXPECT_DEATH(strata_free(p), line("heap overflow past", p));
-  p[0] = 0;
+  ASSERT_NE(p, q);
+  EXPECT_EQ(strata_usable_size(p), 0u);
+  EXPECT_EXIT(*static_cast<volatile char*>(p) = 'x', testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EXIT((void)*static_cast<volatile char*>(q), testing::KilledBySignal(SIGSEGV), "");
   strata_free(p);
+  EXPECT_DEATH(strata_free(p), line("double free of", p));
+  EXPECT_DEATH(strata_free(p + 16 * 1000000), line("invalid free of", p + 16 * 1000000));  // never handed out
+  auto* r = static_cast<char*>(strata_realloc(q, 24));  // nothing to copy; q is freed
+  ASSERT_NE(r, nullptr);
+  EXPECT_DEATH(strata_free(q), line("double free of", q));
+  strata_free(r);
 }
 
 TEST(StrataHardened, ReallocInPlaceMovesTheEndOfTheRequest) {
@@ -166,8 +175,8 @@ TEST_F(StrataHardenedDeathTest, WriteAfterFreeSeenOnReuse) {
   std::vector<void*> objects = block_with_freed_first(64);
   auto* p = static_cast<char*>(objects[0]);
   strata_free(p);
-  p[40] = 1;  // the object is zero now; this write is the bug
-  free_every_other(objects);
+  free_every_other(objects);  // p leaves the quarantine (checked there) for its free list
+  p[40] = 1;                  // the object is zero now; this write is the bug
   EXPECT_DEATH(
       {
         for (int i = 0; i < 100000; ++i) (void)strata_malloc(64);
@@ -223,6 +232,39 @@ TEST_F(StrataHardenedDeathTest, SizedFreeWithTheWrongSize) {
   EXPECT_DEATH(strata::malloc_detail::deallocate_sized(large, 10000, 0), line("wrong size in sized free of", large));
   strata::malloc_detail::deallocate_sized(small, 100, 0);
   strata::malloc_detail::deallocate_sized(large, 50000, 0);
+}
+
+// C++'s aligned sized delete of large and huge objects: the size as for
+// small ones, and the alignment must be the object's.
+TEST_F(StrataHardenedDeathTest, AlignedSizedFreeOfBigObjects) {
+  for (std::size_t size : {std::size_t{100000}, std::size_t{5} << 20}) {
+    void* p = strata_aligned_alloc(64, size);
+    ASSERT_NE(p, nullptr);
+    EXPECT_DEATH(strata::malloc_detail::deallocate_sized(p, 50, 64), line("wrong size in sized free of", p)) << size;
+    EXPECT_DEATH(strata::malloc_detail::deallocate_sized(p, 2 * size, 64), line("wrong size in sized free of", p));
+    if (reinterpret_cast<std::uintptr_t>(p) % (std::size_t{1} << 20) != 0)
+      EXPECT_DEATH(strata::malloc_detail::deallocate_sized(p, size, std::size_t{1} << 20),
+                   line("wrong alignment in aligned free of", p));
+    strata::malloc_detail::deallocate_sized(p, size, 64);
+  }
+}
+
+// A write after free into the words a free list reuses (the link, the tag)
+// is seen when the slot leaves the quarantine, even if it is never handed
+// out again.
+TEST_F(StrataHardenedDeathTest, WriteAfterFreeOfTheFirstWordsLeavingTheQuarantine) {
+  for (std::size_t at : {0, 8, 20}) {
+    EXPECT_DEATH(
+        {
+          auto* p = static_cast<char*>(strata_malloc(32));
+          strata_free(p);
+          p[at] = 1;  // the bug
+          for (int i = 0; i < 600; ++i)
+            strata_free(strata_malloc(48 + 16 * (i % 4)));  // other classes: p is not reused
+        },
+        "write after free of")
+        << at;
+  }
 }
 
 TEST(StrataHardened, SizedFreeAcceptsEverySizeTheObjectCouldHave) {

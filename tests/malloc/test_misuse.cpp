@@ -107,6 +107,36 @@ TEST_F(StrataMisuseDeathTest, DoubleFreeIntoARetiredBlock) {
   strata_free(other);
 }
 
+// Issue 33's messages: the real error named, not "invalid free".
+TEST_F(StrataMisuseDeathTest, DoubleFreeOfAHugeObjectIsNamed) {
+  auto* p = static_cast<char*>(strata_malloc(std::size_t{5} << 20));
+  std::memset(p, 1, std::size_t{5} << 20);
+  strata_free(p);
+  EXPECT_DEATH(strata_free(p), line("double free of", p));
+}
+
+TEST_F(StrataMisuseDeathTest, OverflowPastALargeObjectIsNamed) {
+  auto* p = static_cast<char*>(strata_malloc(100000));
+  auto* q = static_cast<char*>(strata_malloc(100000));
+  EXPECT_DEATH(
+      {
+        std::memset(p, 'A', 100000 + 64);  // into q's boundary tags
+        strata_free(p);
+      },
+      line("heap overflow past", p));
+  strata_free(q);
+  strata_free(p);
+}
+
+// A slot start of a live block that malloc never handed out (past the bump
+// pointer): the fast free sends it to the checks.
+TEST_F(StrataMisuseDeathTest, FreeOfASlotNeverHandedOut) {
+  auto* p = static_cast<char*>(strata_malloc(6656));  // a class no other test here takes: its block is fresh
+  ASSERT_EQ(strata_usable_size(p), 6656u);
+  EXPECT_DEATH(strata_free(p + 6656), line("invalid free of", p + 6656));
+  strata_free(p);
+}
+
 TEST_F(StrataMisuseDeathTest, DoubleFreeOfALargeObject) {
   void* keep = strata_malloc(30000);  // a live neighbour on each side
   void* p = strata_malloc(30000);

@@ -190,8 +190,9 @@ static_assert(grammar_in_class_order(), "kGrammar: one entry per word class, in 
 
 // Words made up beyond each class's listed ones (open classes only), so that
 // the dictionary, like 197.parser's, is a real search tree at the bottom of
-// the arena.
-constexpr int kMadeUpWords[kClasses] = {0, 0, 300, 1200, 300, 0, 0, 300, 200, 30, 0, 0, 0};
+// the arena, and as large: its nodes and spellings are most of the program's
+// peak live objects (2002 Table 3, 2026 Fig. 2; docs/workloads.md, calibration).
+constexpr int kMadeUpWords[kClasses] = {0, 0, 16800, 67200, 16800, 0, 0, 16800, 11200, 1680, 0, 0, 0};
 
 // A dictionary entry (197.parser's Dict_node): a binary search tree by spelling.
 struct DictNode {
@@ -318,7 +319,7 @@ class Dictionary {
     static constexpr const char* kSyllables[] = {"ba", "ko", "ri", "tes", "lun", "mar", "do", "pe", "vi", "sor",
                                                  "gal", "en", "tho", "qui", "zan", "el", "mu", "rok", "sa", "fen"};
     std::string word;
-    for (std::uint64_t n = rng.between(2, 4); n > 0; --n) word += kSyllables[rng.below(std::size(kSyllables))];
+    for (std::uint64_t n = rng.between(2, 5); n > 0; --n) word += kSyllables[rng.below(std::size(kSyllables))];
     return word;
   }
 
