@@ -28,7 +28,13 @@ lies on the other. Not for "six of the eight" claims (there a wrong "held"
 may come from any of several programs): those use the corrected intervals
 on both sides. A claim "for six of the eight" (at_least = 0.75) is
 held when that many programs hold, not held when too many do not. Verdicts come only from these estimates: nothing is
-read from a file."""
+read from a file.
+
+A paper's figure becomes a threshold by one rule, within 2× of the figure (as the stand-ins' calibration is):
+an effect the paper measured ("slows down by 18%", "39% fewer misses") is held when at least half of it is
+measured (effect(0.18) = 1.09, effect(-0.39) = 0.805); a bound ("only 2.3%") when at most twice it is, and no
+more than 10 points over it (bound(0.023) = 1.046, bound(0.24) = 1.34). A factor (31× less) is held at half
+the factor."""
 import math
 from dataclasses import dataclass, field
 from typing import Optional
@@ -37,6 +43,16 @@ from . import stats
 
 HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED = "held", "not held", "inconclusive", "not measured"
 VERDICTS = (HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED)
+
+
+def effect(change: float) -> float:
+    """The ratio that shows at least half of a relative change the paper measured (+0.18 -> 1.09, -0.39 -> 0.805)."""
+    return 1 + change / 2
+
+
+def bound(change: float) -> float:
+    """The ratio allowed by a bound the paper measured ("only 2.3%"): twice it, at most 10 points over it."""
+    return 1 + min(2 * change, change + 0.10)
 
 
 @dataclass(frozen=True)

@@ -253,8 +253,10 @@ def test_page_locality_section_judges_the_claims_from_the_curves(tmp_path):
     curves = {("cfrac", "glibc"): (glibc, 100), ("cfrac", "strata"): (strata, 100),
               ("cfrac", "mimalloc"): (strata, 100), ("cfrac", "jemalloc"): (strata, 100),
               **{("cfrac", a): c for a, c in others.items()}}
-    prefetch = {"glibc": {"prefetch_memory_pages": 50, "prefetch_misses": 1000, "prefetchable": 550},
-                "strata": {"prefetch_memory_pages": 50, "prefetch_misses": 500, "prefetchable": 400}}
+    header = {"prefetch_memory_pages": 50, "prefetch_misses": 1000, "prefetchable": 550}
+    paged = {"prefetch_memory_pages": 50, "prefetch_misses": 500, "prefetchable": 400}
+    prefetch = {**{a: header for a in ("glibc", "lea", "kingsley")},
+                **{a: paged for a in ("strata", "mimalloc", "jemalloc")}}
     folder = _pages_results(tmp_path, curves, prefetch)
     md = report.render(folder)["md"].read_text()
     assert "| 400 / 500 (80%) |" in md and "| 550 / 1,000 (55%) |" in md
@@ -262,11 +264,14 @@ def test_page_locality_section_judges_the_claims_from_the_curves(tmp_path):
     assert "plots/page-locality-cfrac.png" in md
     claims = {c.key: c for c in report.claims_of(folder)}
     pressure = claims["page-locality.memory-pressure"]
-    # at 50 pages: strata 100 (compulsory) against glibc 10000 - 4500 = 5500
-    assert pressure.estimates["cfrac at 50%"].value == pytest.approx(100 / 5500)
+    # faults beyond the first touches at 50 pages: strata none (at its 100 compulsory) against glibc's
+    # 10000 - 4500 - 100 = 5400; at 75 pages, none against 10000 - 6750 - 100 = 3150
+    assert pressure.estimates["cfrac at 50%"].value == 0
+    assert pressure.estimates["cfrac at 75%"].value == 0
     assert pressure.verdict == "held"
     assert claims["page-locality.miss-curve"].verdict == "held"
-    assert claims["page-locality.page-based-layout"].verdict == "held"
+    layout = claims["page-locality.page-based-layout"]   # not prefetchable: 20% (page-based) against 45%
+    assert layout.estimates["cfrac"].value == pytest.approx(0.2 / 0.45) and layout.verdict == "held"
     prefetchability = claims["page-locality.prefetchability"]   # not prefetchable: 20% against 45%
     assert prefetchability.estimates["cfrac"].value == pytest.approx(0.2 / 0.45)
     assert prefetchability.verdict == "held"

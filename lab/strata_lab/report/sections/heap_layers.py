@@ -1,7 +1,7 @@
 """Heap layers at zero cost (2001 §6): the layer-built Kingsley and Lea heaps
 against hand-written allocators, and on the workloads."""
 from ... import stats
-from ...claims import Below, Claim, Source, Within
+from ...claims import Below, Claim, Source, Within, effect
 from .. import plots
 from ..results import Results, Section, against_glibc, estimate, seconds, summarize, summary_of
 from . import program_pairs
@@ -15,23 +15,30 @@ LOOP_CPU = "cpu_seconds"
 BENCH_CPU = "the loop's CPU time, which leaves out the time spent waiting for a CPU on a busy machine"
 BENCH_CLOCK = "the loop's seconds on a steady clock: these results have no cpu_seconds"
 
-# (layers, hand-written, criterion, where, the paper's sentence, its figure). The paper compares runtime, and so
-# does the verdict (callgrind's instructions are shown beside it: they can disagree with time, e.g. through cache
-# misses). "Between 1/2% faster and 20% slower" is a claim about cost: at most 20% slower.
-PAIRS = [("kingsley-layers", "kingsley-monolithic", Below(1.02), "§6",
-          "The average increase in runtime for KingsleyHeap over the Kingsley allocator is just below 2%.",
-          "just below 2%"),
-         ("lea-layers", "glibc", Below(1.20), "§6",
-          "Runtime of LeaHeap is between 1/2% faster and 20% slower than the Lea allocator (an average of 7% "
-          "slower).", "0.5% faster to 20% slower")]
+# (layers, hand-written, criterion, where, the sentence, its figure, why it departs). The paper's §6.3 figures
+# are whole-program runtimes, judged on the programs below (kingsley-programs-time, lea-programs-time); on the
+# allocation loop alone the claim is ours: the same bounds, with nothing of a program's work to dilute the layers'
+# cost (callgrind's instructions are shown beside it: they can disagree with time, e.g. through cache misses).
+LOOP = ("§6.3's bounds on the allocation loop alone (bench_zero_cost), where the paper measured whole programs "
+        "(those are the programs claims below)")
+PAIRS = [("kingsley-layers", "kingsley-monolithic", Below(1.02), "", LOOP, "—",
+          "on a loop that only allocates and frees, every instruction the layers add shows; in a program it is "
+          "diluted by the program's own work"),
+         ("lea-layers", "glibc", Below(1.20), "", LOOP, "—",
+          "glibc is not the Lea allocator: its tcache serves this loop's sizes without LeaHeap's bins; in a "
+          "program the difference is diluted by the program's own work")]
 # §5: the special-purpose layers against the originals, each on its own program's sequence.
 SPECIAL_PAIRS = [("xalloc-layers", "xalloc-hand", Below(1.0), "§5.1, Fig. 3",
                   "We were quite surprised to find that using layers actually slightly reduced runtime (by just "
-                  "over 1%), although this reduction is barely visible in the graph.", "1% faster"),
+                  "over 1%), although this reduction is barely visible in the graph.", "1% faster",
+                  "xalloc-hand is written from the paper's description (SPEC's source is not public), and the "
+                  "paper's 1% came from inlining across 197.parser's code, which a sequence alone does not have"),
                  ("obstack-layers", "obstack-gnu", Below(1.0, strict=True), "§5.2, Fig. 4b",
                   "Layering ObstackHeap on top of FreelistHeap results in an 8% improvement over the original in "
                   "the parse phase, although its improvement over the original for the full execution of gcc is "
-                  "minimal (just over 1%).", "8% faster (parse phase)")]
+                  "minimal (just over 1%).", "8% faster (parse phase)",
+                  "the sequence is the allocator alone; the paper's 8% is gcc's parse phase, and the GNU obstacks here "
+                  "(glibc's obstack.h) are not the paper's 2001 original")]
 
 
 def build(r: Results) -> Section:
@@ -71,7 +78,7 @@ def _bench(r: Results, s: Section, bench: str, pairs: list) -> None:
         s.table(["contender", "time"], [[c, seconds(summarize(v.get(c) for v in rounds.values()))]
                                         for c in contenders])
     values, table = {}, []
-    for layers, hand, criterion, where, quote, figure in pairs:
+    for layers, hand, criterion, where, quote, figure, why in pairs:
         time = stats.ratio([v[layers] / v[hand] for v in rounds.values() if layers in v and v.get(hand)])
         count = instructions[layers] / instructions[hand] if layers in instructions and instructions.get(hand) else None
         values[(f"{layers} / {hand}", "time")] = summary_of(time)
@@ -80,9 +87,9 @@ def _bench(r: Results, s: Section, bench: str, pairs: list) -> None:
         if time is not None or count is not None:
             table.append([f"{layers} / {hand}", estimate(time), "—" if count is None else f"{count:.4f}"])
         claim = Claim(f"heap-layers.{layers}", s.title, f"{layers} costs at most what the paper measured over {hand}",
-                      Source("2001", where, quote), f"{layers} / {hand}: {time_name} of bench/layers, paired by round "
-                      f"({clock})",
-                      criterion, figure, estimates={"time": time})
+                      Source("ours", "", quote) if not where else Source("2001", where, quote),
+                      f"{layers} / {hand}: {time_name} of bench/layers, paired by round ({clock})",
+                      criterion, figure, estimates={"time": time}, why=why)
         if count is not None:
             claim.note = f"callgrind instructions {count:.4f}"
         s.claim(claim)
@@ -131,24 +138,55 @@ def _programs(r: Results, s: Section, e) -> None:
     kingsley_time = Claim("heap-layers.kingsley-programs-time", s.title,
                           "KingsleyHeap is at most 2% slower than the hand-written Kingsley on average over the "
                           "programs", t5, f"geometric mean over workloads of kingsley / kingsley-hand {r.timing.name}",
-                          Below(1.02), "just below 2% (Table 5: 0.3%-3.5% per program)")
+                          Below(1.02), "just below 2% (Table 5, per program: LRUsim 827.10 s against 836.67 s to perl "
+                                       "70.01 s against 66.94 s; ours: −1.1% to +4.6%)",
+                          why="the programs here are stand-ins and general-purpose workloads at short runs, where the "
+                              "allocator's share of the time is larger than in the paper's programs (Statistics "
+                              "section)")
     program_pairs.judge_average(r, s, kingsley_time, e, "kingsley", HAND, TIME)
     lea_time = Claim("heap-layers.lea-programs-time", s.title,
                      "LeaHeap is at most 20% slower than the Lea allocator (here glibc, its descendant) in every "
                      "program", Source("2001", "§6.3, Table 5, Fig. 6a", "Runtime of LeaHeap is between 1/2% faster "
                                        "and 20% slower than the Lea allocator (an average of 7% slower)."),
                      f"lea / glibc {r.timing.name} per workload", Below(1.20),
-                     "0.5% faster to 20% slower, 7% on average",
-                     note="glibc stands in for dlmalloc (see the section)")
+                     "1/2% faster to 20% slower, 7% on average",
+                     note="glibc stands in for dlmalloc (see the section)",
+                     why="glibc is dlmalloc's descendant with per-thread caches (tcache), faster than the Lea "
+                         "allocator LeaHeap was measured against")
     program_pairs.judge_every(r, s, lea_time, e, "lea", "glibc", TIME)
     kingsley_memory = Claim("heap-layers.kingsley-programs-memory", s.title,
                             "KingsleyHeap's memory is between 54% less and 11% more than the hand-written "
                             "Kingsley's in every program", t6, "kingsley / kingsley-hand most pages in use per "
-                            "workload (memory runs)", Within(0.46, 1.11), "-54% to +11%, 5.5% less on average")
+                            "workload (memory runs)", Within(0.46, 1.11), "-54% to +11%, 5.5% less on average",
+                            note="kingsley-hand is KingsleyHeap's policy written as one class, so the two take the "
+                                 "same pages: a ratio of 1 says the layers add no memory, and this claim can only "
+                                 "catch a layer that does; the paper does not say where its spread between the two "
+                                 "came from",
+                            why="kingsley-hand is the same policy as KingsleyHeap, not the original Kingsley")
     program_pairs.judge_every(r, s, kingsley_memory, e, "kingsley", HAND, PAGES)
     lea_memory = Claim("heap-layers.lea-programs-memory", s.title,
                        "LeaHeap's memory is between 44% less and 19% more than the Lea allocator's (here glibc's) "
                        "in every program", t6, "lea / glibc most pages in use per workload (memory runs)",
                        Within(0.56, 1.19), "-44% to +19%, 2% less on average",
-                       note="glibc stands in for dlmalloc (see the section)")
+                       note="glibc stands in for dlmalloc (see the section)",
+                       why="glibc is not the Lea allocator: it keeps per-thread caches and arenas, and unmaps blocks "
+                           "of 128 KiB and more")
     program_pairs.judge_every(r, s, lea_memory, e, "lea", "glibc", PAGES)
+    _coalescing(r, s, next((e for e in r.experiments("heap-layers") if COALESCING in e["allocators"]), None))
+
+
+# 2001 §8: KingsleyHeap with the LeaHeap's coalescing and splitting layers ("KingsleyHeap + coal.").
+COALESCING = "kingsley-coal"
+
+
+def _coalescing(r: Results, s: Section, e) -> None:
+    claim = Claim("heap-layers.kingsley-coalescing-memory", s.title,
+                  "adding coalescing to KingsleyHeap halves its memory on average over the programs",
+                  Source("2001", "§8", "Coalescing decreases memory consumption by an average of 50% (as little as "
+                                       "3% and as much as 80%)."),
+                  "geometric mean over workloads of kingsley-coal / kingsley most pages in use (memory runs)",
+                  Below(effect(-0.50), strict=True), "50% less on average (3% to 80%; margin: half of it, "
+                                                     "claims.effect)", paper_value=0.5,
+                  why="needs the allocator kingsley-coal (KingsleyHeap over CoalesceHeap and CoalesceableHeap, "
+                      "as LeaHeap composes them), which is not built yet; not measured until it is")
+    program_pairs.judge_average(r, s, claim, e, COALESCING, "kingsley", PAGES)

@@ -1,8 +1,9 @@
 """Per-class allocation (2026 §4.3, Fig. 4, RQ1): boxed-sim, the paper's
 upper-bound microbenchmark (freelist16) and our own mix (freelist-mix)."""
 from ... import precondition, stats
-from ...claims import Above, Below, Claim, Source
+from ...claims import Above, Below, Claim, Source, bound
 from .. import plots
+from .statistics import rate_why
 from ..results import (Results, Section, estimate, ratio_claim_estimates, seconds, series, series_name,
                        summary_of)
 
@@ -14,7 +15,8 @@ OUR_MIX = "freelist-mix"        # the LIFO/FIFO mix with a live set of 24K objec
 PAPER_GAIN = {"glibc": 0.24, "jemalloc": 0.11, "mimalloc": 0.08}
 UPPER_BOUND_QUOTE = ("With 16-byte allocations, this upper bound shows the per-class allocator outperforms naïve "
                      "allocation with glibc malloc by only 24%, jemalloc by 11%, and mimalloc by 8%.")
-MARGIN = 0.10   # "little", "only": at most the paper's gain plus 10 points
+MARGIN = 0.10   # our mix (no paper figure): at most 10%
+BOXED_SIM_GAIN = 0.023   # 2026 §4.3: "only shaves an additional 2.3%"
 NO_PROTECTION_MARGIN = 0.05   # "no additional protection": custom's slowdown within 5% of naive's, or more
 
 
@@ -63,8 +65,10 @@ def _program_claims(r: Results, s: Section, e, w: str) -> None:
                  f"{w}: per-class allocation gains little over naive allocation on mimalloc",
                  Source("2026", "§4.3", "Custom per-class allocation on top of mimalloc only shaves an additional "
                                         "2.3%."),
-                 f"naive/custom {r.timing.name} on mimalloc at Adv0", Below(1 + MARGIN), "2.3% (margin: 10%)",
-                 paper_value=1.023)
+                 f"naive/custom {r.timing.name} on mimalloc at Adv0", Below(bound(BOXED_SIM_GAIN)),
+                 "2.3% (margin: twice it, claims.bound)",
+                 paper_value=1.023, why=rate_why(r, [w], "so that the allocator's share of the run, and any gain from replacing it, is "
+                                     "larger than in the paper's program"))
     if "mimalloc" in allocators:
         ratio_claim_estimates(r, gain, {"mimalloc": (r.key(e, w, "naive", "mimalloc", "Adv0"),
                                                      r.key(e, w, "custom", "mimalloc", "Adv0"))}, every=False)
@@ -76,7 +80,9 @@ def _program_claims(r: Results, s: Section, e, w: str) -> None:
                                          "with the custom allocator even on the highest adversarial allocation "
                                          "settings."),
                   f"naive on mimalloc / custom on glibc, {r.timing.name}, per preset", Below(1.0, strict=True),
-                  "holds at every preset")
+                  "holds at every preset",
+                  why="boxed-sim's custom freelists are its stand-in's own code; on glibc they may beat naive "
+                      "mimalloc where the paper's did not (see the Calibration section for its profile)")
     if "mimalloc" in allocators and "glibc" in allocators:
         ratio_claim_estimates(r, beats, {p: (r.key(e, w, "naive", "mimalloc", p), r.key(e, w, "custom", "glibc", p))
                                          for p in e["presets"]})
@@ -116,7 +122,9 @@ def _mix_claim(r: Results, s: Section, e) -> None:
                   "on a realistic LIFO/FIFO mix, a hand-written freelist gains at most 10% over mimalloc",
                   Source("ours", "", "RQ1's conclusion (2026 §4.3) on a mix with frees, which the paper's "
                                      "microbenchmark leaves out"),
-                  f"{w}: naive/custom {r.timing.name} on mimalloc at Adv0", Below(1 + MARGIN), "—")
+                  f"{w}: naive/custom {r.timing.name} on mimalloc at Adv0", Below(1 + MARGIN), "—",
+                  why="a freelist pop is two pointer moves; mimalloc's fast path is a call and a few more: at 16 "
+                      "bytes and nothing else per object, the call's cost is most of the loop")
     if e and "mimalloc" in e["allocators"]:
         ratio_claim_estimates(r, claim, {"mimalloc": (r.key(e, w, "naive", "mimalloc", "Adv0"),
                                                       r.key(e, w, "custom", "mimalloc", "Adv0"))}, every=False)
@@ -127,12 +135,14 @@ def _upper_bound_claims(r: Results, s: Section, e) -> None:
     w = UPPER_BOUND
     for alloc, paper in PAPER_GAIN.items():
         claim = Claim(f"per-class.{w}.{alloc}", s.title,
-                      f"the per-class upper bound on {alloc}: a freelist gains at most {paper * 100:.0f}% (+10 "
-                      "points) over malloc/free",
+                      f"the per-class upper bound on {alloc}: a freelist gains at most {paper * 100:.0f}% over "
+                      "malloc/free (within twice it)",
                       Source("2026", "§4.3", UPPER_BOUND_QUOTE),
                       f"{w}: naive/custom {r.timing.name} on {alloc} at Adv0",
-                      Below(1 + paper + MARGIN), f"{paper * 100:.0f}% (margin: +10 points)",
-                      paper_value=1 + paper)
+                      Below(bound(paper)), f"{paper * 100:.0f}% (margin: claims.bound)",
+                      paper_value=1 + paper, why="the loop does nothing per object but allocate and free (§4.3's bound): a call to malloc "
+                          "and free against two inlined pointer moves; the paper's loop did more per object, which "
+                          "its text does not say")
         if e and alloc in e["allocators"]:
             ratio_claim_estimates(r, claim, {alloc: (r.key(e, w, "naive", alloc, "Adv0"),
                                                      r.key(e, w, "custom", alloc, "Adv0"))}, every=False)
@@ -148,7 +158,9 @@ def _no_protection_claim(r: Results, s: Section, e, w: str) -> None:
                                          "fragmentation."),
                   f"per allocator: (custom Adv/Adv0) / (naive Adv/Adv0) {r.timing.name} at the strongest preset run",
                   Above(1 - NO_PROTECTION_MARGIN), "no protection (margin: custom's slowdown at least 95% of "
-                                                   "naive's)")
+                                                   "naive's)",
+                  why="boxed-sim's stand-in keeps fewer objects live than the paper's (see the Calibration "
+                      "section), so preconditioning sized to its peak fragments less of the heap its freelists use")
     presets = [p for p in (e["presets"] if e else []) if p != "Adv0"]
     if presets and "Adv0" in e["presets"]:
         strongest = max(presets, key=lambda p: precondition.PRESETS[p].multiplier)

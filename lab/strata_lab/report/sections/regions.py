@@ -3,14 +3,14 @@ Fig. 5, RQ2)."""
 from ... import stats
 from ...claims import Below, Claim, Source
 from .. import plots
+from .statistics import rate_why
 from ..results import (Results, Section, best_allocator, estimate, ratio_claim_estimates, seconds, series,
                        series_name, summary_of)
 
-# Where a verdict disagrees with the paper, the likeliest reason, said beside it.
-ALLOCATION_RATE_NOTE = ("our workloads make many more allocations per unit of work than the papers' programs "
-                        "(Statistics section: total objects per second of run time), which magnifies any allocator "
-                        "cost")
 GAP_MARGIN = 1.15   # "up to 15% in mudlle"
+# The programs 2026 §4.4 names for RQ2 (175.vpr, 197.parser, geometry_nodes, mudlle; Clang has no counterpart), by
+# our counterparts: the gap claim is about them only (the table shows every region program).
+RQ2_PROGRAMS = {"router": "175.vpr", "parser": "197.parser", "geometry": "geometry_nodes", "interp": "mudlle"}
 OLD_GAP = 1.44      # "the 44% upper bound reported by Berger et al."
 
 
@@ -67,14 +67,14 @@ def _program_plot(r: Results, s: Section, e: dict, w: str, best: str) -> None:
 
 def _claims(r: Results, s: Section, gaps: dict) -> None:
     every = Claim("regions.gap-best", s.title,
-                  "with the best general-purpose allocator, regions gain at most 15% in every program",
+                  "with the best general-purpose allocator, regions gain at most 15% in every program §4.4 names",
                   Source("2026", "§4.4", "Regions can still offer execution time improvements, up to 15% in mudlle."),
-                  f"per program: naive on its best allocator / custom on its best allocator, {r.timing.name}, Adv0",
-                  Below(GAP_MARGIN), "7.1% (197.parser), 14% (geometry_nodes), 15% (mudlle)")
-    ratio_claim_estimates(r, every, gaps)
+                  "per program §4.4 names (" + ", ".join(f"{w} ({p})" for w, p in RQ2_PROGRAMS.items()) + "): naive "
+                  f"on its best allocator / custom on its best allocator, {r.timing.name}, Adv0",
+                  Below(GAP_MARGIN), "7.1% (197.parser), 14% (geometry_nodes), 15% (mudlle)",
+                  why=rate_why(r, RQ2_PROGRAMS))
+    ratio_claim_estimates(r, every, {w: pair for w, pair in gaps.items() if w in RQ2_PROGRAMS})
     s.claim(every)
-    if every.verdict == "not held":
-        every.note = ALLOCATION_RATE_NOTE
 
     closed = Claim("regions.closed-gap", s.title,
                    "the largest region speedup with the best allocator is below the 44% of the 2002 study",
@@ -82,10 +82,8 @@ def _claims(r: Results, s: Section, gaps: dict) -> None:
                                           "the performance gap with region allocators, down from the 44% upper "
                                           "bound reported by Berger et al."),
                    f"the largest over programs of naive-best / custom-best, {r.timing.name}, Adv0", Below(OLD_GAP),
-                   "44% → 15%")
+                   "44% → 15%", why=rate_why(r, gaps))
     if gaps:
         closed.cells.update(k for pair in gaps.values() for k in pair)
         closed.estimates["largest gap"] = stats.maximum_across([r.ratios(*pair) for pair in gaps.values()])
     s.claim(closed)
-    if closed.verdict == "not held":
-        closed.note = ALLOCATION_RATE_NOTE
