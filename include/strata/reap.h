@@ -103,7 +103,7 @@ static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
     if (object == 0) __builtin_unreachable(); /* an open window is never at address 0: callers need no null test */
 #endif
     head->bump = object + slot;
-    *(unsigned char *)(object - 1) = (unsigned char)(slot / STRATA_REAP_GRANULE);
+    *(unsigned char*)(object - 1) = (unsigned char)(slot / STRATA_REAP_GRANULE);
 #if defined(__GNUC__)
     /* The stream is filled in address order: fetch the line ahead now, so
      * that the caller's stores and the tags find their lines in L1 instead of

@@ -86,8 +86,12 @@ bool apply_purge_delay(const char* entry) noexcept {
   if (!entry_is(entry, "STRATA_PURGE_DELAY_MS", &value)) return false;
   std::uint32_t ms = 0;
   if (!parse_ms(value, cfg::kPurgeDelayMaxMs, &ms)) {
-    Report().str("strata: ").str(entry).str(": STRATA_PURGE_DELAY_MS expects milliseconds, 0 to ")
-        .num(cfg::kPurgeDelayMaxMs).str("\n");
+    Report()
+        .str("strata: ")
+        .str(entry)
+        .str(": STRATA_PURGE_DELAY_MS expects milliseconds, 0 to ")
+        .num(cfg::kPurgeDelayMaxMs)
+        .str("\n");
     ::_exit(2);
   }
   g_purge_delay_ms.store(ms, std::memory_order_relaxed);
@@ -128,8 +132,11 @@ void print_config(const Options& options) noexcept {
   r.str("  retained empty blocks per thread ").num(cfg::kRetainedEmptyPages).str(" to ").num(cfg::kRetainedEmptyMax)
       .str(" (by demand), in abandoned heaps ").num(cfg::kAbandonedRetainedMax).str(", large dirty limit ")
       .bytes(cfg::kLargeDirtyLimit).str(", huge cache ").bytes(cfg::kHugeCacheBytes).str("\n");
-  r.str("  purge delay ").num(purge_delay_ms()).str(" ms (empty blocks beyond the limit wait for it, up to ")
-      .num(cfg::kDelayedEmptyMax).str(" a thread)\n");
+  r.str("  purge delay ")
+      .num(purge_delay_ms())
+      .str(" ms (empty blocks beyond the limit wait for it, up to ")
+      .num(cfg::kDelayedEmptyMax)
+      .str(" a thread)\n");
   r.str("  checked mode ").str(checked_mode() ? "on" : "off").str(cfg::kAlwaysChecked ? " (built in)" : "")
       .str(", statistics at exit ").str(options.show_stats ? "on" : "off").str("\n");
 }

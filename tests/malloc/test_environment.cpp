@@ -59,13 +59,14 @@ TEST(StrataEnvironment, MalformedValueIsReportedWithTheField) {
 // before it runs, naming the variable: a delay silently left at its default
 // would change the program's memory unnoticed.
 TEST(StrataEnvironment, BadPurgeDelayStopsTheProgram) {
-  for (const char* bad : {"STRATA_PURGE_DELAY_MS=fast", "STRATA_PURGE_DELAY_MS=-1", "STRATA_PURGE_DELAY_MS=",
-                          "STRATA_PURGE_DELAY_MS=99999999999"}) {
+  for (const char* bad : {"STRATA_PURGE_DELAY_MS=fast", "STRATA_PURGE_DELAY_MS=-1",
+                          "STRATA_PURGE_DELAY_MS=", "STRATA_PURGE_DELAY_MS=99999999999"}) {
     auto r = run_program({STRATA_PROBE, "work"}, {bad});
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_EQ(r.out.find("probe: done"), std::string::npos) << bad << ": the program ran";
     EXPECT_NE(r.err.find(std::string("strata: ") + bad + ": STRATA_PURGE_DELAY_MS expects milliseconds"),
-              std::string::npos) << r.err;
+              std::string::npos)
+        << r.err;
   }
 }
 

@@ -18,9 +18,9 @@
 #include "large_heap.hpp"
 #include "options.hpp"
 #include "os.hpp"
+#include "per_thread_heap.hpp"
 #include "segment.hpp"
 #include "strata/strata.h"
-#include "per_thread_heap.hpp"
 
 namespace {
 
