@@ -242,9 +242,10 @@ TEST_F(StrataHardenedDeathTest, AlignedSizedFreeOfBigObjects) {
     ASSERT_NE(p, nullptr);
     EXPECT_DEATH(strata::malloc_detail::deallocate_sized(p, 50, 64), line("wrong size in sized free of", p)) << size;
     EXPECT_DEATH(strata::malloc_detail::deallocate_sized(p, 2 * size, 64), line("wrong size in sized free of", p));
-    if (reinterpret_cast<std::uintptr_t>(p) % (std::size_t{1} << 20) != 0)
+    if (reinterpret_cast<std::uintptr_t>(p) % (std::size_t{1} << 20) != 0) {
       EXPECT_DEATH(strata::malloc_detail::deallocate_sized(p, size, std::size_t{1} << 20),
                    line("wrong alignment in aligned free of", p));
+    }
     strata::malloc_detail::deallocate_sized(p, size, 64);
   }
 }
