@@ -150,21 +150,7 @@ class _Sqlite:
 
     @staticmethod
     def _script(workload: "Workload", scale: int, seed: int) -> Path:
-        generator = workload.directory / "gen_sql.py"
-        if not generator.is_file():
-            raise LabError(f"workload {workload.name}: {generator} is missing")
-        source_hash = hashlib.sha256(generator.read_bytes()).hexdigest()[:12]
-        inputs = paths.build_dir() / "workloads" / "inputs"
-        script = inputs / f"{workload.name}-scale{scale}-seed{seed}-{source_hash}.sql"
-        if not script.is_file():
-            inputs.mkdir(parents=True, exist_ok=True)
-            spec = importlib.util.spec_from_file_location(f"strata_wl_{workload.name}_gen", generator)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            with tempfile.NamedTemporaryFile("w", dir=inputs, suffix=".tmp", delete=False) as out:
-                module.generate(scale, seed, out)
-            os.replace(out.name, script)  # atomic: a parallel run never reads half a script
-        return script
+        return _generated(workload, "gen_sql.py", scale, seed, ".sql")
 
     def invocation(self, workload: "Workload", mode: str, scale: int, seed: int) -> Invocation:
         argv = [_debian_python(), "-s", str(workload.directory / "run_sql.py"),
