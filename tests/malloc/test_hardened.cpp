@@ -105,8 +105,8 @@ TEST_F(StrataHardenedDeathTest, PowerOfTwoRequestsTakeASlotOnlyTheTailBigger) {
 
 // malloc(0) answers from the zero area: no byte there can be read or
 // written, each address comes once, and a second free is named.
-// A fault: the signal itself, or AddressSanitizer's report of it (its handler exits instead).
-#if defined(__SANITIZE_ADDRESS__)
+// A fault: the signal itself, or a sanitizer's SEGV report (ASan's and TSan's handlers exit instead).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define EXPECT_NO_ACCESS(statement) EXPECT_DEATH(statement, "SEGV")
 #else
 #define EXPECT_NO_ACCESS(statement) EXPECT_EXIT(statement, testing::KilledBySignal(SIGSEGV), "")
