@@ -123,7 +123,7 @@ std::size_t freed_bytes_of(Chunk* c) noexcept {
 // The freed object's bytes before its protected pages (on the header's
 // page, which stays accessible) are zeroed: a read after free there finds
 // nothing of the object's contents.
-void erase_freed_start(Chunk* c, void* p) noexcept {
+[[maybe_unused]] void erase_freed_start(Chunk* c, void* p) noexcept {
   char* protected_from = freed_pages_of(c);
   if (protected_from > static_cast<char*>(p))
     std::memset(p, 0, static_cast<std::size_t>(protected_from - static_cast<char*>(p)));
