@@ -231,7 +231,7 @@ def command(args) -> int:
     """`strata-lab calibrate`: every stand-in's statistics at the evaluation's scale against the papers'."""
     import sys
     import tempfile
-    from . import evalconfig
+    from .evaluation import configuration
     from .errors import LabError
     from .workloads import registry
     known = registry(args.workloads_dir)
@@ -240,7 +240,7 @@ def command(args) -> int:
         if name not in PROGRAM:
             raise LabError(f"--only: '{name}' stands in for no program the papers give figures for; "
                            f"known: {', '.join(PROGRAM)}")
-    config = evalconfig.load(args.config, list(known))
+    config = configuration.load(args.config, list(known))
     stats = [e for e in config.experiments if e.section == "statistics"]  # the scale the evaluation profiles at
     calibration = []
     with tempfile.TemporaryDirectory(prefix="strata-calibrate-") as tmp:

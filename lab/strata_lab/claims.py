@@ -8,7 +8,7 @@ marked "ours", names the quantity it is about, and states a criterion on it:
   - Within(lo, hi): an equivalence claim ("within 10%", "unaffected"): the
     quantity lies inside the margin [lo, hi], stated next to the paper's figure.
 
-Each estimate carries a 95% interval (stats.py). Four verdicts:
+Each estimate carries a 95% interval (intervals.py). Four verdicts:
   - held: the interval lies on the claim's side (inside the margin, for Within);
   - not held: it lies on the other side (wholly outside the margin);
   - inconclusive: otherwise (the interval straddles the threshold);
@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
-from . import stats
+from . import intervals
 
 HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED = "held", "not held", "inconclusive", "not measured"
 VERDICTS = (HELD, NOT_HELD, INCONCLUSIVE, NOT_MEASURED)
@@ -78,7 +78,7 @@ class Below:
     threshold: float
     strict: bool = False
 
-    def side(self, e: stats.Estimate) -> str:
+    def side(self, e: intervals.Estimate) -> str:
         if e.high < self.threshold or (not self.strict and e.high == self.threshold):
             return HELD
         if e.low > self.threshold or (self.strict and e.low == self.threshold):
@@ -93,7 +93,7 @@ class Below:
 class Above:
     threshold: float
 
-    def side(self, e: stats.Estimate) -> str:
+    def side(self, e: intervals.Estimate) -> str:
         if e.low > self.threshold:
             return HELD
         if e.high <= self.threshold:
@@ -109,7 +109,7 @@ class Within:
     low: float
     high: float
 
-    def side(self, e: stats.Estimate) -> str:
+    def side(self, e: intervals.Estimate) -> str:
         if self.low <= e.low and e.high <= self.high:
             return HELD
         if e.high < self.low or e.low > self.high:
@@ -171,7 +171,7 @@ class Claim:
             self.verdict = HELD
         return self
 
-    def hold_estimate(self, label: str) -> Optional[stats.Estimate]:
+    def hold_estimate(self, label: str) -> Optional[intervals.Estimate]:
         """The estimate that decides whether `label` holds: its 95% one for an "every" claim judged by
         intersection-union (not "six of the eight"), else the one shown."""
         if self.at_least is None and self.hold_estimates.get(label) is not None:

@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import allocators, bench, drag, frag, pages, paths, precondition, profile, trace, workload_catalogue, workloads
+from . import allocators, bench, drag, frag, pages, paths, precondition, profiling, tracing, workload_catalogue, workloads
 from .errors import LabError, ProgramFailed
 
 
@@ -34,7 +34,7 @@ def _instruments(sub) -> None:
     p.add_argument("--cutoff", type=int, default=None, help="exact-size histogram below this size (default 4096)")
     _add_alloc(p)
     _add_command(p)
-    p.set_defaults(run=profile.command)
+    p.set_defaults(run=profiling.command)
 
     p = sub.add_parser("run", help="run a program after adversarial preconditioning, timed")
     _add_alloc(p, required=True)
@@ -86,7 +86,7 @@ def _trace(sub) -> None:
     r.add_argument("-o", "--output", required=True)
     _add_alloc(r)
     _add_command(r)
-    r.set_defaults(run=trace.record)
+    r.set_defaults(run=tracing.record)
     r = tsub.add_parser("replay", help="replay a trace on an allocator")
     r.add_argument("trace")
     _add_alloc(r)
@@ -95,7 +95,7 @@ def _trace(sub) -> None:
     r.add_argument("--interval", type=float, default=10, help="sampling interval in ms (default 10)")
     r.add_argument("--threads", action="store_true",
                    help="replay each recorded thread on a thread of its own (still in the recorded order)")
-    r.set_defaults(run=trace.replay, command=None)
+    r.set_defaults(run=tracing.replay, command=None)
 
 
 def _workloads(sub) -> None:
@@ -178,8 +178,8 @@ def _calibrate(args) -> int:
 
 
 def _misuse(args) -> int:
-    from . import hardening
-    return hardening.command(args)
+    from . import misuse_suite
+    return misuse_suite.command(args)
 
 
 def _report(args) -> int:

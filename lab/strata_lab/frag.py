@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from . import paths, profile, runner
+from . import paths, profiling, runner
 from .errors import LabError, ProgramFailed
 
 _EXCLUDED_SPECIAL = {"[stack]", "[vdso]", "[vvar]", "[vsyscall]", "[uprobes]"}
@@ -241,9 +241,9 @@ def measure_memory(argv, allocator_preload: list, variables: dict, timeout_s: Op
         result = runner.run(argv, preload, run_variables, sampler=sampler, interval_s=interval_s or 0.01,
                             capture=capture, timeout_s=timeout_s, cwd=cwd)
         root = Path(tmp) / f"profile.{result.pid}.json"
-        root_profile = profile.load(root) if root.exists() else None
+        root_profile = profiling.load(root) if root.exists() else None
         profiles = [root_profile] if root_profile else []
-        profiles += [profile.load(path) for path in sorted(Path(tmp).glob("profile.*.json")) if path != root]
+        profiles += [profiling.load(path) for path in sorted(Path(tmp).glob("profile.*.json")) if path != root]
         report_path = Path(tmp) / f"precondition.{result.pid}.json"
         report = json.loads(report_path.read_text()) if report_path.exists() else None
     status = _run_status(result, root_profile)

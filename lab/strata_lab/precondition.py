@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from . import paths, profile, runner
+from . import paths, profiling, runner
 from .errors import LabError
 
 
@@ -60,10 +60,10 @@ def shim_variables(preset: Preset, seed: int, profile_path) -> dict:
         if profile_path is None:
             raise LabError(f"preset {preset.name} preconditions the heap from a profile: give --profile P "
                            "(make one with `strata-lab profile -o P -- CMD`)")
-        profile.load(profile_path)  # a bad profile stops us before the program starts
+        profiling.load(profile_path)  # a bad profile stops us before the program starts
         variables["STRATA_LAB_PRECOND_PROFILE"] = str(Path(profile_path).resolve())
     elif profile_path is not None:
-        profile.load(profile_path)
+        profiling.load(profile_path)
     return variables
 
 

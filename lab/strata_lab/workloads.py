@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
-from . import allocators, frag, paths, precondition, profile as profiler, runner
+from . import allocators, frag, paths, precondition, profiling as profiler, runner
 from .errors import LabError, ProgramFailed
-from .workload_programs import PROGRAMS, WORKLOADS_DIR, Invocation, field as _field
+from .program_runners import PROGRAMS, WORKLOADS_DIR, Invocation, field as _field
 
 MODES = ("custom", "naive", "reap")
 KINDS = ("native", "program")

@@ -1,17 +1,17 @@
 """The hardening section's claims in each direction (test_claims_verdicts.py):
 misuse.csv rows with known counts, and the workloads' times."""
 from strata_lab.claims import HELD, INCONCLUSIVE, NOT_HELD
-from strata_lab import hardening
+from strata_lab import misuse_suite
 from synthetic import WIDE
 
 
 def suite(allocator: str, caught: int, misuse: int = 30, clean: int = 11, correct: int = 11) -> list:
     """misuse.csv rows: programs p0..p{misuse-1}, the first `caught` caught; `clean` of `correct` clean."""
     rows = [{"program": f"misuse_p{i}", "kind": "misuse", "allocator": allocator,
-             "outcome": hardening.CAUGHT if i < caught else hardening.MISSED,
+             "outcome": misuse_suite.CAUGHT if i < caught else misuse_suite.MISSED,
              "signal": "SIGABRT" if i < caught else ""} for i in range(misuse)]
     return rows + [{"program": f"correct_c{i}", "kind": "correct", "allocator": allocator,
-                    "outcome": hardening.CLEAN if i < clean else hardening.FAILED} for i in range(correct)]
+                    "outcome": misuse_suite.CLEAN if i < clean else misuse_suite.FAILED} for i in range(correct)]
 
 
 def misuse(*suites):

@@ -5,7 +5,7 @@ import csv
 import json
 from pathlib import Path
 
-from strata_lab import hardening
+from strata_lab import misuse_suite
 from strata_lab.evaluation import BENCH_FIELDS, MEMORY_FIELDS, PROFILE_FIELDS, RUN_FIELDS, VALGRIND_FIELDS
 
 CHECK = "00000000000000aa"
@@ -119,7 +119,7 @@ class Synthetic:
                    for w in ("boxed-sim", "server", "cfrac")])
         write_csv(folder / "bench.csv", BENCH_FIELDS, self.bench)
         write_csv(folder / "valgrind.csv", VALGRIND_FIELDS, self.valgrind)
-        write_csv(folder / "misuse.csv", hardening.FIELDS, self.misuse)
+        write_csv(folder / "misuse.csv", misuse_suite.FIELDS, self.misuse)
         meta = {"format": "strata-evaluation", "partial": partial, "interrupted": partial,
                 "config": {"path": "synthetic.toml", "name": "synthetic", "runs": self.rounds, "seed": 1,
                            "timeout_s": 60},

@@ -4,7 +4,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from strata_lab import stats
+from strata_lab import intervals
 from strata_lab.claims import INCONCLUSIVE, Below, Claim, Source
 from strata_lab.evaluation import adaptive
 from strata_lab.evaluation.plan import Cell
@@ -85,8 +85,8 @@ def claim_of(key: str, cells: set, estimates: dict, hold: dict = None) -> Claim:
     return c.judge()
 
 
-def ratio(value: float, low: float, high: float, n: int = 6) -> stats.Estimate:
-    return stats.Estimate(value, low, high, n, "bootstrap")
+def ratio(value: float, low: float, high: float, n: int = 6) -> intervals.Estimate:
+    return intervals.Estimate(value, low, high, n, "bootstrap")
 
 
 NEAR = claim_of("near", {A1.key, A2.key}, {"a": ratio(1.00, 0.95, 1.12)})        # needs about 6*(0.113/0.095)^2 = 8.5
@@ -130,11 +130,11 @@ def test_counts_and_fractions_are_projected_on_a_linear_scale():
     """No logarithm of a zero: a fraction whose interval starts at 0 (a detection rate) and a claim "below 0"
     (a count of misses) project on the linear scale (make lab stopped on these with a math domain error)."""
     fraction = Claim("fraction", "s", "st", Source("ours", "", "q"), "q", Below(0.067),
-                     estimates={"x": stats.Estimate(0.05, 0.0, 0.3, 5, "bootstrap")}, cells={A1.key}).judge()
+                     estimates={"x": intervals.Estimate(0.05, 0.0, 0.3, 5, "bootstrap")}, cells={A1.key}).judge()
     assert fraction.verdict == INCONCLUSIVE
     assert 5 < adaptive.rounds_to_decide(fraction) < math.inf
     count = Claim("count", "s", "st", Source("ours", "", "q"), "q", Below(0),
-                  estimates={"x": stats.Estimate(-0.5, -1.0, 0.5, 5, "bootstrap")}, cells={A1.key}).judge()
+                  estimates={"x": intervals.Estimate(-0.5, -1.0, 0.5, 5, "bootstrap")}, cells={A1.key}).judge()
     assert count.verdict == INCONCLUSIVE
     assert 5 < adaptive.rounds_to_decide(count) < math.inf
     b = budget_with(100.0, DURATIONS)

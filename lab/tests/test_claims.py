@@ -3,7 +3,7 @@ import pytest
 
 from strata_lab.claims import (Above, Below, Claim, HELD, INCONCLUSIVE, NOT_HELD, NOT_MEASURED, Source, Within,
                                tally)
-from strata_lab.stats import Estimate
+from strata_lab.intervals import Estimate
 
 
 def e(low, high):

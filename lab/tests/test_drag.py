@@ -219,11 +219,11 @@ scale = 0.1
     (('scale = 0.1', 'runs = 3'), "bench.object-drag.runs: unknown field"),
 ])
 def test_object_drag_config_errors_name_the_field(change, message):
-    from strata_lab import evalconfig
+    from strata_lab.evaluation import configuration
     from strata_lab.errors import LabError
     with pytest.raises(LabError) as error:
-        evalconfig.parse(OBJECT_DRAG.replace(*change), "test.toml", ["router", "boxed-sim"], ["glibc"])
+        configuration.parse(OBJECT_DRAG.replace(*change), "test.toml", ["router", "boxed-sim"], ["glibc"])
     assert message in str(error.value)
-    evalconfig.parse(OBJECT_DRAG, "test.toml", ["router"], ["glibc"])  # the unchanged text parses
+    configuration.parse(OBJECT_DRAG, "test.toml", ["router"], ["glibc"])  # the unchanged text parses
 
 

@@ -66,7 +66,7 @@ def test_unreadable_profile(tmp_path, monkeypatch):
     refusal the kernel gives an ordinary user."""
     from pathlib import Path
 
-    from strata_lab import profile
+    from strata_lab import profiling
     from strata_lab.errors import LabError
     path = valid_profile(tmp_path)
 
@@ -74,7 +74,7 @@ def test_unreadable_profile(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied", str(self))
     monkeypatch.setattr(Path, "read_text", refuse)
     with pytest.raises(LabError, match="not readable"):
-        profile.load(path)
+        profiling.load(path)
 
 
 def test_precondition_preset_needs_a_profile(tmp_path):

@@ -1,10 +1,11 @@
-"""The evaluation's config parser (lab/strata_lab/evalconfig.py): every error
+"""The evaluation's config parser (lab/strata_lab/evaluation/configuration.py): every error
 names the offending field, and the shipped configs parse."""
 from pathlib import Path
 
 import pytest
 
-from strata_lab import evalconfig, workloads
+from strata_lab.evaluation import configuration
+from strata_lab import workloads
 from strata_lab.errors import LabError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ rounds = 5
 
 
 def parse(text):
-    return evalconfig.parse(text, "test.toml", WORKLOADS, ALLOCATORS)
+    return configuration.parse(text, "test.toml", WORKLOADS, ALLOCATORS)
 
 
 def test_a_good_config_parses_with_its_values():
@@ -121,12 +122,12 @@ def test_every_error_names_the_field(text, message):
 
 def test_a_missing_config_file_is_named(tmp_path):
     with pytest.raises(LabError, match="no such config file"):
-        evalconfig.load(tmp_path / "absent.toml", WORKLOADS, ALLOCATORS)
+        configuration.load(tmp_path / "absent.toml", WORKLOADS, ALLOCATORS)
 
 
 @pytest.mark.parametrize("name", ["smoke", "default", "full"])
 def test_the_shipped_configs_parse_against_the_real_registry(name):
-    config = evalconfig.load(REPO / "lab" / "configs" / f"{name}.toml", list(workloads.registry()))
+    config = configuration.load(REPO / "lab" / "configs" / f"{name}.toml", list(workloads.registry()))
     assert config.experiments
     assert all(e.runs >= 5 for e in config.experiments)
 

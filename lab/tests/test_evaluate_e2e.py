@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD, REPO, lab
-from strata_lab import evalconfig, evaluation, report, workloads
+from strata_lab.evaluation import configuration
+from strata_lab import evaluation, report, workloads
 from strata_lab.evaluation import folder as results_folders
 
 SMOKE = REPO / "lab" / "configs" / "smoke.toml"
@@ -40,7 +41,7 @@ def test_smoke_config_end_to_end(tmp_path):
     extra = meta["adaptive"]["extra_runs"]
     assert len(runs) == meta["planned"]["runs"] + extra == meta["completed"]["runs"]
     assert meta["adaptive"]["stopped"] and meta["adaptive"]["budget_s"] > 0
-    config = evalconfig.load(SMOKE, list(workloads.registry()))
+    config = configuration.load(SMOKE, list(workloads.registry()))
     # Every round has its own preconditioning seed and environment padding; CPU time is recorded.
     seeds = {(r["round"], r["precondition_seed"], r["env_padding"]) for r in runs}
     assert len({s[0] for s in seeds}) == len(seeds) >= config.runs
@@ -127,7 +128,7 @@ def _command_workloads(directory: Path) -> dict:
 
 def test_crashes_timeouts_and_mismatches_are_recorded_and_shown(tmp_path):
     registry = _command_workloads(tmp_path)
-    config = evalconfig.parse(
+    config = configuration.parse(
         "[evaluation]\nruns = 5\ntimeout_s = 1\n"
         "[[experiment]]\nsection = 'reaps'\nworkloads = ['good', 'bad']\nallocators = ['glibc']\n"
         "modes = ['custom', 'reap', 'naive']\n"
@@ -209,7 +210,7 @@ def test_results_latest_points_at_the_newest_folder(tmp_path, monkeypatch):
 
 def test_cachegrind_counts_misses_and_instructions_per_cell(tmp_path):
     registry = workloads.registry()
-    config = evalconfig.parse(
+    config = configuration.parse(
         "[evaluation]\nruns = 5\ncachegrind_scale = 0.5\ncachegrind_options = ['--D1=8192,4,64']\n"
         "[[experiment]]\nsection = 'occupancy'\nworkloads = ['freelist16']\nallocators = ['glibc']\n"
         "modes = ['custom', 'naive']\npresets = ['Adv0', 'M10-O20', 'M10-O40', 'M10-O60']\n"

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from strata_lab import evalstats, report
+from strata_lab import measurements, report
 from strata_lab.evaluation import RUN_FIELDS
 from synthetic import CHECK, SCALE, Synthetic, run_row, write_csv
 
@@ -32,9 +32,9 @@ def results(tmp_path):
 # Aggregation.
 
 def test_medians_with_min_and_max():
-    s = evalstats.summarize([3.0, 1.0, 100.0, 2.0, None, 4.0])
+    s = measurements.summarize([3.0, 1.0, 100.0, 2.0, None, 4.0])
     assert (s.median, s.low, s.high, s.n) == (3.0, 1.0, 100.0, 5)
-    assert evalstats.summarize([None, None]) is None
+    assert measurements.summarize([None, None]) is None
 
 
 def test_cell_statistics_and_checksum_verdicts(results):
@@ -51,8 +51,8 @@ def test_cell_statistics_and_checksum_verdicts(results):
 def test_the_stored_checksum_is_the_reference_at_the_test_scale():
     runs = [dict(run_row("w", "custom", "glibc", "Adv0", 1, 1.0, checksum="bb")),
             dict(run_row("w", "naive", "glibc", "Adv0", 1, 1.0, checksum="bb"))]
-    refs = evalstats.references(runs, [], {"w": {"test": {"scale": SCALE, "seed": 1, "checksum": "cc"}}})
-    evalstats.judge(runs, refs)
+    refs = measurements.references(runs, [], {"w": {"test": {"scale": SCALE, "seed": 1, "checksum": "cc"}}})
+    measurements.judge(runs, refs)
     assert [r["verdict"] for r in runs] == ["mismatch", "mismatch"]  # both agree, but not with workload.json
 
 

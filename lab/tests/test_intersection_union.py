@@ -3,7 +3,7 @@ wrongly held at most about 2.5% of the time (the one-sided miss of a 95% interva
 known ratio, one program exactly on the threshold (the worst case for a wrong "held")."""
 import numpy as np
 
-from strata_lab import stats
+from strata_lab import intervals
 from strata_lab.claims import HELD, NOT_HELD, Below, Claim, Source
 
 SD = 0.135      # sd of a pair's log CPU-time ratio measured here (reaps, neighbours; docs/lab.md)
@@ -12,10 +12,10 @@ PROGRAMS = 7
 
 
 def judged(ratios: dict) -> Claim:
-    level = stats.corrected(stats.CONFIDENCE, len(ratios))
+    level = intervals.corrected(intervals.CONFIDENCE, len(ratios))
     c = Claim("t", "s", "st", Source("ours", "", "q"), "q", Below(1.10),
-              estimates={k: stats.ratio(v, level) for k, v in ratios.items()},
-              hold_estimates={k: stats.ratio(v) for k, v in ratios.items()}, every=True)
+              estimates={k: intervals.ratio(v, level) for k, v in ratios.items()},
+              hold_estimates={k: intervals.ratio(v) for k, v in ratios.items()}, every=True)
     return c.judge()
 
 
@@ -60,10 +60,10 @@ def test_a_program_above_the_threshold_breaks_it_by_its_corrected_interval():
 
 def test_the_report_shows_the_interval_that_held_a_program():
     c = Claim("t", "s", "st", Source("ours", "", "q"), "q", Below(1.10),
-              estimates={"a": stats.Estimate(1.0, 0.9, 1.2, 10, "bootstrap"),
-                         "b": stats.Estimate(1.0, 0.95, 1.05, 10, "bootstrap")},
-              hold_estimates={"a": stats.Estimate(1.0, 0.95, 1.08, 10, "bootstrap"),
-                              "b": stats.Estimate(1.0, 0.97, 1.03, 10, "bootstrap")}, every=True).judge()
+              estimates={"a": intervals.Estimate(1.0, 0.9, 1.2, 10, "bootstrap"),
+                         "b": intervals.Estimate(1.0, 0.95, 1.05, 10, "bootstrap")},
+              hold_estimates={"a": intervals.Estimate(1.0, 0.95, 1.08, 10, "bootstrap"),
+                              "b": intervals.Estimate(1.0, 0.97, 1.03, 10, "bootstrap")}, every=True).judge()
     assert c.verdict == HELD and c.side_of("a") == HELD
     assert "held at 95% (intersection-union): [0.950, 1.080]" in c.interval_text()
     assert c.interval_text().count("intersection-union") == 1   # b holds by the corrected interval shown

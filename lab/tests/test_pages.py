@@ -227,12 +227,12 @@ scale = 0.01
     (('allocators = ["glibc", "strata"]\n', ''), "bench.pages.allocators: missing"),
 ])
 def test_pages_config_errors_name_the_field(change, message):
-    from strata_lab import evalconfig
+    from strata_lab.evaluation import configuration
     from strata_lab.errors import LabError
     with pytest.raises(LabError) as error:
-        evalconfig.parse(PAGES_CONFIG.replace(*change), "test.toml", ["cfrac"], ["glibc", "strata"])
+        configuration.parse(PAGES_CONFIG.replace(*change), "test.toml", ["cfrac"], ["glibc", "strata"])
     assert message in str(error.value)
-    evalconfig.parse(PAGES_CONFIG, "test.toml", ["cfrac"], ["glibc", "strata"])  # the unchanged text parses
+    configuration.parse(PAGES_CONFIG, "test.toml", ["cfrac"], ["glibc", "strata"])  # the unchanged text parses
 
 
 def _pages_results(tmp_path, curves, prefetch=None):

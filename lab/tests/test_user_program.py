@@ -8,7 +8,8 @@ import subprocess
 import pytest
 
 from conftest import lab
-from strata_lab import evalconfig, workloads
+from strata_lab.evaluation import configuration
+from strata_lab import workloads
 from strata_lab.evaluation.plan import plan
 
 # keep: allocates small objects it never frees (they die together at exit: region-shaped);
@@ -105,7 +106,7 @@ presets = ["Adv0"]
 ])
 def test_bad_program_tables_name_the_field(text, message):
     with pytest.raises(Exception) as error:
-        evalconfig.parse(text + '[[experiment]]\nsection = "user-program"\nworkloads = ["sqlite"]\n'
+        configuration.parse(text + '[[experiment]]\nsection = "user-program"\nworkloads = ["sqlite"]\n'
                          'allocators = ["glibc"]\nmodes = ["naive"]\n', "t.toml", list(workloads.registry()))
     assert message in str(error.value)
 
@@ -130,7 +131,7 @@ def test_a_real_program_that_cannot_run_is_not_measured_and_the_rest_runs(tmp_pa
             "program": {"runner": "debian", "package": f"strata-{name}-pkg", "argv": argv,
                         "why_missing": "a test's reason"}}))
     registry = workloads.registry(directory)
-    config = evalconfig.parse('[[experiment]]\nsection = "real-programs"\nworkloads = ["missing", "present"]\n'
+    config = configuration.parse('[[experiment]]\nsection = "real-programs"\nworkloads = ["missing", "present"]\n'
                               'allocators = ["glibc"]\nmodes = ["naive"]\n', "t.toml", list(registry))
     p = plan(config, registry)
     assert list(p.not_measured) == ["missing"]

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .. import allocators, evalstats, runner
+from .. import allocators, measurements, runner
 from ..errors import LabError, ProgramFailed
 from ..paths import build_dir
 
@@ -134,27 +134,27 @@ class Measurements:
                               preset="", verdict="ok"))
 
     def by_round(self, workload: str, contender: str, metric: str) -> dict:
-        return evalstats.by_round(self.rows, self.key(workload, contender), metric)
+        return measurements.by_round(self.rows, self.key(workload, contender), metric)
 
     def values(self, workload: str, contender: str, metric: str) -> list:
         return list(self.by_round(workload, contender, metric).values())
 
-    def summary(self, workload: str, contender: str, metric: str) -> Optional[evalstats.Summary]:
-        return evalstats.summarize(self.values(workload, contender, metric))
+    def summary(self, workload: str, contender: str, metric: str) -> Optional[measurements.Summary]:
+        return measurements.summarize(self.values(workload, contender, metric))
 
     def median(self, workload: str, contender: str, metric: str) -> float:
         return self.summary(workload, contender, metric).median
 
-    def paired(self, workload: str, contender: str, reference: str, metric: str) -> Optional[evalstats.Summary]:
+    def paired(self, workload: str, contender: str, reference: str, metric: str) -> Optional[measurements.Summary]:
         """contender / reference within each round: median, min, max."""
-        return evalstats.paired(self.rows, self.key(workload, contender), self.key(workload, reference), metric)
+        return measurements.paired(self.rows, self.key(workload, contender), self.key(workload, reference), metric)
 
     def ratio(self, workload: str, contender: str, reference: str, metric: str) -> float:
         return self.paired(workload, contender, reference, metric).median
 
 
 def geomean(values) -> float:
-    return evalstats.geometric_mean(list(values))
+    return measurements.geometric_mean(list(values))
 
 
 # ---------------------------------------------------------------------------

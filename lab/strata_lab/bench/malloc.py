@@ -23,7 +23,7 @@ import random
 import tempfile
 from pathlib import Path
 
-from .. import allocators, evalstats, runner, valgrind
+from .. import allocators, measurements, runner, valgrind
 from ..errors import LabError, ProgramFailed
 from ..paths import REPO_ROOT
 from . import common
@@ -264,7 +264,7 @@ def lowest_peer_ratio(runs, workload: str, key: str) -> float:
     """Median over rounds of libstrata's value / the lowest of the goal peers' in that round."""
     mine = runs.by_round(workload, "libstrata", key)
     peers = [runs.by_round(workload, p, key) for p in GOAL_PEERS]
-    return evalstats.summarize(v / min(p[r] for p in peers) for r, v in mine.items()).median
+    return measurements.summarize(v / min(p[r] for p in peers) for r, v in mine.items()).median
 
 
 def goal_table(args, runs) -> list:

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from .. import allocators, evalconfig, pages, paths, valgrind, workloads
+from .. import allocators, pages, paths, valgrind, workloads
+from . import configuration
 from ..bench import layers as layers_bench
 from ..drag import measure as drag_measure, tool_dir as drag_tool_dir
 from ..errors import LabError, ProgramFailed
@@ -27,7 +28,7 @@ def _bench_program(relative: str) -> Path:
     return path
 
 
-def bench_steps(config: evalconfig.Config, cachegrind: bool, available: dict) -> list:
+def bench_steps(config: configuration.Config, cachegrind: bool, available: dict) -> list:
     """(bench, round, contender, allocator) steps, each round in a shuffled order."""
     rng = random.Random(config.seed)
     steps = []
@@ -49,7 +50,7 @@ def bench_steps(config: evalconfig.Config, cachegrind: bool, available: dict) ->
             w = workloads.lookup(name)
             if w.kind != "native":
                 raise LabError(f"bench.object-drag.workloads: {name}: only native workloads run under strata-drag")
-            for mode in object_drag.get("modes", evalconfig.MODES):
+            for mode in object_drag.get("modes", configuration.MODES):
                 if mode in w.modes:
                     w.invocation(mode, 1)  # the binary is built
                     steps.append(("object-drag", 1, name, mode))
@@ -77,7 +78,7 @@ def _layers_steps(program, table: Optional[dict], cachegrind: bool, rng: random.
         return []
     _bench_program(program.path)
     steps = []
-    for r in range(1, table.get("rounds", evalconfig.MIN_RUNS) + 1):
+    for r in range(1, table.get("rounds", configuration.MIN_RUNS) + 1):
         order = list(program.contenders)
         rng.shuffle(order)
         steps += [(program.workload, r, c, "") for c in order]
@@ -94,7 +95,7 @@ def deterministic(step) -> bool:
     return step[0] in ("object-drag", "pages") or step[0].endswith("-callgrind")
 
 
-def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: float,
+def run_bench_step(step, config: configuration.Config, available: dict, timeout_s: float,
                    folder: Optional[Path] = None) -> dict:
     bench, rnd, contender, extra = step
     row = {"bench": bench, "round": rnd, "contender": contender, "allocator": extra}
@@ -126,7 +127,7 @@ def run_bench_step(step, config: evalconfig.Config, available: dict, timeout_s: 
     return row
 
 
-def _layers_step(row: dict, program, config: evalconfig.Config, timeout_s: float) -> None:
+def _layers_step(row: dict, program, config: configuration.Config, timeout_s: float) -> None:
     """One contender of bench/layers: timed (seconds and the loop's CPU time) or under callgrind (instructions)."""
     exe, table, contender = str(_bench_program(program.path)), config.bench[program.workload], row["contender"]
     if not row["bench"].endswith("-callgrind"):
@@ -139,7 +140,7 @@ def _layers_step(row: dict, program, config: evalconfig.Config, timeout_s: float
     row.update(status="ok", instructions=valgrind.instructions(argv, dict(os.environ), timeout_s=timeout_s * 50))
 
 
-def _object_drag_step(row: dict, config: evalconfig.Config, timeout_s: float, folder: Optional[Path]) -> dict:
+def _object_drag_step(row: dict, config: configuration.Config, timeout_s: float, folder: Optional[Path]) -> dict:
     """One workload in one mode under strata-drag; its files go to folder/drag/<workload>-<mode>."""
     w = workloads.lookup(row["contender"])
     scale = max(1, round(w.default_scale * config.bench["object-drag"].get("scale", 0.1)))

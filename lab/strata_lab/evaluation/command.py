@@ -5,7 +5,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from .. import evalconfig, paths, workloads
+from . import configuration
+from .. import paths, workloads
 from ..errors import LabError
 from .folder import point_latest, results_folder
 from .run import evaluate
@@ -37,25 +38,25 @@ def command(args) -> int:
     return 130 if meta["interrupted"] else 0
 
 
-def _config(args, registry: dict, folder: Path) -> evalconfig.Config:
+def _config(args, registry: dict, folder: Path) -> configuration.Config:
     """The config file's, or for `evaluate -- CMD` one written into the results folder (user_config)."""
     program = list(args.program or [])
     program = program[1:] if program[:1] == ["--"] else program
     if not program:
         if args.name:
             raise LabError("--name goes with a program to evaluate: strata-lab evaluate --name NAME -- CMD ARGS...")
-        return evalconfig.load(args.config or DEFAULT_CONFIG, list(registry))
+        return configuration.load(args.config or DEFAULT_CONFIG, list(registry))
     if args.config:
         raise LabError("give a config or a program (-- CMD ARGS...), not both: a config names its own programs "
                        "in [[program]] tables")
     name = args.name or Path(program[0]).name
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "program.toml"
-    path.write_text(evalconfig.user_config(program, name))
-    return evalconfig.load(path, list(registry))
+    path.write_text(configuration.user_config(program, name))
+    return configuration.load(path, list(registry))
 
 
-def program_workloads(config: evalconfig.Config) -> dict:
+def program_workloads(config: configuration.Config) -> dict:
     """name -> Workload of each [[program]]: a real program in its one mode, naive (its allocations go to
     malloc), run as it is (scale and seed are not its to take), from the directory the lab runs in."""
     out = {}
@@ -68,7 +69,7 @@ def program_workloads(config: evalconfig.Config) -> dict:
     return out
 
 
-def _drag(config: evalconfig.Config, folder: Path) -> None:
+def _drag(config: configuration.Config, folder: Path) -> None:
     """--drag: each [[program]] once under strata-drag (docs/drag.md), into drag/<name>/ (the first screen reads
     it: how long its objects stay reachable but unused says whether a region would hold memory too long)."""
     from .. import drag

@@ -5,7 +5,8 @@ missing (skipped, with the command that installs them)."""
 import shutil
 from dataclasses import dataclass, field
 
-from .. import allocators, evalconfig
+from .. import allocators
+from . import configuration
 from ..errors import LabError
 
 
@@ -20,7 +21,7 @@ class Cell:
 
     @property
     def key(self) -> tuple:
-        """The report's key for it (evalstats.cell_key)."""
+        """The report's key for it (measurements.cell_key)."""
         return (self.workload, self.mode, self.scale, self.allocator, self.preset)
 
     def label(self) -> str:
@@ -37,7 +38,7 @@ def precondition_profile(workload, mode: str, scale: int) -> tuple:
 
 @dataclass
 class Plan:
-    config: evalconfig.Config
+    config: configuration.Config
     cells: dict          # Cell -> runs wanted
     profiles: list       # (workload, mode, scale)
     available: dict      # allocator name -> library path or "" (glibc)
@@ -49,7 +50,7 @@ class Plan:
     not_measured: dict = field(default_factory=dict)    # real program -> why it cannot run (not installed)
 
 
-def _resolve_allocators(config: evalconfig.Config) -> tuple:
+def _resolve_allocators(config: configuration.Config) -> tuple:
     wanted = []
     for experiment in config.experiments:
         wanted += [a for a in experiment.allocators if a not in wanted]
@@ -63,12 +64,12 @@ def _resolve_allocators(config: evalconfig.Config) -> tuple:
     return available, skipped
 
 
-def cachegrind_scale(config: evalconfig.Config, scale: int) -> int:
+def cachegrind_scale(config: configuration.Config, scale: int) -> int:
     """The scale of a cell's cachegrind run (config.cachegrind_scale of the cell's)."""
     return max(1, round(scale * config.cachegrind_scale))
 
 
-def plan(config: evalconfig.Config, registry: dict, every_cell_cachegrind: bool = False) -> Plan:
+def plan(config: configuration.Config, registry: dict, every_cell_cachegrind: bool = False) -> Plan:
     """Everything that can be checked before anything runs. every_cell_cachegrind
     (--cachegrind): every cell gets a cachegrind run, not only those of
     config.cachegrind_sections."""
@@ -121,7 +122,7 @@ def _runnable(p: Plan, workload, scale: int, seed: int) -> bool:
     return True
 
 
-def _add_cells(p: Plan, config: evalconfig.Config, experiment, name: str, mode: str, scale: int,
+def _add_cells(p: Plan, config: configuration.Config, experiment, name: str, mode: str, scale: int,
                every_cell_cachegrind: bool) -> list:
     mine = []
     for allocator in experiment.allocators:

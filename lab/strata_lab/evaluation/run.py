@@ -12,7 +12,7 @@ The order of work:
      pair are neighbours and share the machine's load;
   4. memory runs of the memory sections' cells, in rounds of their own;
   5. the timed benchmark programs of [bench.*], interleaved the same way, and
-     the misuse suite on the hardening section's allocators (hardening.py);
+     the misuse suite on the hardening section's allocators (misuse_suite.py);
   6. the deterministic steps, side by side, one per core: the counted
      benchmarks (callgrind, object drag, page traces) and one cachegrind run
      per cell of the cachegrind sections (every cell with --cachegrind), at
@@ -32,7 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Optional
 
-from .. import hardening
+from .. import misuse_suite
 from . import adaptive, bench_steps, cell_runs, machine
 from .folder import (BENCH_FIELDS, MEMORY_FIELDS, PROFILE_FIELDS, RUN_FIELDS, VALGRIND_FIELDS, CsvLog, FolderLock,
                      write_json)
@@ -79,7 +79,7 @@ class Evaluation:
         self.config, self.registry, self.folder, self.cachegrind = config, registry, folder, cachegrind
         self.plan: Plan = plan(config, registry, every_cell_cachegrind=cachegrind)
         self.steps = bench_steps.bench_steps(config, cachegrind, self.plan.available)
-        self.misuse_steps = hardening.evaluation_steps(config, self.plan.available)
+        self.misuse_steps = misuse_suite.evaluation_steps(config, self.plan.available)
         self.stream = stream
         self.profiles = {}          # (workload, mode, scale) -> profile row
         self.rounds_done = {}       # Cell -> timed rounds run
@@ -213,7 +213,7 @@ class Evaluation:
     def run_misuse(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         for step in self.misuse_steps:
             if self._step(f"misuse suite: {step[0].name} on {step[1]}",
-                          lambda: hardening.evaluation_row(step, self.plan.available, self.config.timeout_s),
+                          lambda: misuse_suite.evaluation_row(step, self.plan.available, self.config.timeout_s),
                           logs["misuse"], ("misuse", step[0].name, step[1]), progress, interrupt) is None:
                 return
 
@@ -301,7 +301,7 @@ def _timed(make_row) -> tuple:
 def _open_logs(folder: Path, cachegrind: bool) -> dict:  # cachegrind: there are cachegrind runs
     logs = {"profiles": CsvLog(folder / "profiles.csv", PROFILE_FIELDS), "runs": CsvLog(folder / "runs.csv", RUN_FIELDS),
             "memory": CsvLog(folder / "memory.csv", MEMORY_FIELDS), "bench": CsvLog(folder / "bench.csv", BENCH_FIELDS),
-            "misuse": CsvLog(folder / "misuse.csv", hardening.FIELDS)}
+            "misuse": CsvLog(folder / "misuse.csv", misuse_suite.FIELDS)}
     if cachegrind:
         logs["valgrind"] = CsvLog(folder / "valgrind.csv", VALGRIND_FIELDS)
     return logs

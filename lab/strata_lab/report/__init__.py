@@ -3,7 +3,7 @@ results folder's raw files only: meta.json, runs.csv, memory.csv,
 profiles.csv, bench.csv, valgrind.csv. `strata-lab report DIR` calls render().
 
 Each section (sections/) mirrors a paper's figure or table and states its
-claims (claims.py); every claim is judged from its interval (stats.py) and
+claims (claims.py); every claim is judged from its interval (intervals.py) and
 is always shown, measured or not. The answer comes first (glance.py: the run,
 a scorecard per paper, the findings), then the claims, then the sections."""
 from pathlib import Path

@@ -5,7 +5,7 @@ adaptive rounds, and the failed runs."""
 import textwrap
 
 from ..claims import NOT_MEASURED, tally
-from ..evalstats import good
+from ..measurements import good
 from . import claimview, plots
 from .results import MIB, Results, Section
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Optional
 
 from .. import claims as claims_module
-from .. import stats
-from ..evalstats import Summary, by_round, cells, judge, paired_ratios, read_csv, references, summarize
+from .. import intervals
+from ..measurements import Summary, by_round, cells, judge, paired_ratios, read_csv, references, summarize
 from .timing import TIME, Timing
 
 MIB = 2 ** 20
@@ -137,7 +137,7 @@ def against_glibc(r: Results, e: dict) -> tuple:
             cell = r.cells.get(key)
             if cell is None:
                 continue
-            q = stats.ratio(r.ratios(key, base))
+            q = intervals.ratio(r.ratios(key, base))
             if q is not None:
                 values[(w, alloc)] = summary_of(q)
             rows.append([w, alloc, seconds(cell.time), estimate(q), mib(cell.rss), mib(r.memory_of(key)),
@@ -150,20 +150,20 @@ def ratio_claim_estimates(r: Results, claim: claims_module.Claim, pairs: dict, e
     """claim.estimates[label] from pairs[label] = (numerator key, denominator key), paired on metric:
     one interval per label, Bonferroni-corrected when the claim is judged per program; and then the 95% one too
     (claim.hold_estimates: a program holds by it, claims.py's intersection-union)."""
-    confidence = stats.corrected(stats.CONFIDENCE, len(pairs)) if every else stats.CONFIDENCE
+    confidence = intervals.corrected(intervals.CONFIDENCE, len(pairs)) if every else intervals.CONFIDENCE
     for label, (top, bottom) in pairs.items():
         claim.cells.update({top, bottom})
         ratios = r.ratios(top, bottom, metric)
-        claim.estimates[label] = stats.ratio(ratios, confidence)
+        claim.estimates[label] = intervals.ratio(ratios, confidence)
         if every and len(pairs) > 1:
-            claim.hold_estimates[label] = stats.ratio(ratios)
+            claim.hold_estimates[label] = intervals.ratio(ratios)
     claim.every = every and len(pairs) > 1
 
 
 # ---------------------------------------------------------------------------
 # Formatting.
 
-def estimate(e: Optional[stats.Estimate]) -> str:
+def estimate(e: Optional[intervals.Estimate]) -> str:
     return "no pairs" if e is None else e.text()
 
 
@@ -187,7 +187,7 @@ def series_name(pair) -> str:
     return f"{pair[0]} / {pair[1]}"
 
 
-def summary_of(e: Optional[stats.Estimate]) -> Optional[Summary]:
+def summary_of(e: Optional[intervals.Estimate]) -> Optional[Summary]:
     """An estimate as the bar plots draw it (whiskers: the interval)."""
     return None if e is None else Summary(e.value, e.low, e.high, e.n)
 

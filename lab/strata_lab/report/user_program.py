@@ -12,7 +12,7 @@ The region/reap advice reads the allocation profile (and strata-drag's figures w
   - otherwise it keeps what it allocates: a region would save little."""
 import json
 
-from .. import stats
+from .. import intervals
 from .results import MIB, Results, Section, best_allocator, estimate, frag_text, mib, seconds
 
 SECTION, MODE = "user-program", "naive"
@@ -55,7 +55,7 @@ def _screen(r: Results, name: str) -> Section:
     rows = []
     for alloc, key in clean.items():
         cell = r.cells[key]
-        vs = estimate(stats.ratio(r.ratios(key, base))) if base and alloc != "glibc" else "—"
+        vs = estimate(intervals.ratio(r.ratios(key, base))) if base and alloc != "glibc" else "—"
         rows.append([alloc, seconds(cell.time), vs, mib(r.memory_of(key)), mib(cell.rss),
                      frag_text(r.fragmentation_of(key))])
     s.table(["allocator", "time (median, range)", "time / glibc (paired, 95% CI)", "peak memory in use",
@@ -74,10 +74,10 @@ def _fastest(r: Results, clean: dict) -> str:
         return f"**Fastest**: {best} (the only allocator that ran)."
     parts = []
     for other in others:
-        q = stats.ratio(r.ratios(clean[best], clean[other]))
+        q = intervals.ratio(r.ratios(clean[best], clean[other]))
         parts.append(f"{other} {estimate(q)}")
     second = sorted(others, key=lambda a: r.cells[clean[a]].time.median)[0]
-    q = stats.ratio(r.ratios(clean[best], clean[second]))
+    q = intervals.ratio(r.ratios(clean[best], clean[second]))
     sure = q is not None and q.high < 1.0
     verdict = (f"faster than every other, its lead over the runner-up {second} beyond the interval" if sure else
                f"but its lead over {second} is within the interval: either will do")
@@ -96,7 +96,7 @@ def _leanest(r: Results, clean: dict) -> str:
     text = f"**Leanest**: {best}, {mib(measured[best])} {what}"
     second = sorted((a for a in measured if a != best), key=lambda a: measured[a].median)[:1]
     if second and metric:
-        q = stats.ratio(r.memory_ratios(clean[best], clean[second[0]], metric))
+        q = intervals.ratio(r.memory_ratios(clean[best], clean[second[0]], metric))
         sure = q is not None and q.high < 1.0
         text += (f"; against the next, {second[0]}: {estimate(q)}"
                  + ("" if sure else " (within the interval: either is as lean)"))
@@ -107,7 +107,7 @@ def _adversarial(r: Results, name: str, clean: dict) -> str:
     hostile = _cells(r, name, "Adv3")
     if not hostile:
         return "**Under Adv3** (a heap fragmented as by a long-running program, 2026 Table 3): not run."
-    parts = [f"{a} {estimate(stats.ratio(r.ratios(k, clean[a])))}" for a, k in hostile.items() if a in clean]
+    parts = [f"{a} {estimate(intervals.ratio(r.ratios(k, clean[a])))}" for a, k in hostile.items() if a in clean]
     return ("**Under Adv3** (its heap preconditioned as a long-running program's, 2026 Table 3), its slowdown "
             "Adv3/Adv0 (paired, 95% CI): " + "; ".join(parts) + ". Above 1.05 the program is sensitive to "
             "fragmentation on that allocator: prefer one that stays near 1.")

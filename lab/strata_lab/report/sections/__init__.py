@@ -3,7 +3,7 @@ from . import (calibration, drag, general_purpose, hardening, heap_layers, occup
                real_programs, regions, resilience, statistics)
 from . import vam_variants
 
-# Report order; the keys are evalconfig.SECTIONS plus drag.
+# Report order; the keys are evaluation.configuration.SECTIONS plus drag.
 SECTIONS = {"per-class": per_class.build, "regions": regions.build, "resilience": resilience.build,
             "occupancy": occupancy.build,
             "real-programs": real_programs.build, "reaps": reaps.build, "drag": drag.build,

@@ -2,7 +2,7 @@
 sweep at a fixed multiplier on one allocator (the occupancy section's
 cells), from their cachegrind runs (cachegrind_sections): simulated misses
 (this machine has no hardware counters) against each cell's median time."""
-from ... import stats
+from ... import intervals
 from ...claims import Above, Claim, Source
 from .. import plots
 from ..results import Results, Section
@@ -43,10 +43,10 @@ def correlation_claims(r: Results, s: Section) -> None:
         s.p("Cache misses and time (Figure 3): one cachegrind run per preset of the sweep (deterministic), against "
             "the preset's median time. Pearson r with its 95% interval (Fisher z).")
         table = []
-        confidence = stats.corrected(stats.CONFIDENCE, len(points))
+        confidence = intervals.corrected(intervals.CONFIDENCE, len(points))
         for label, xs in points.items():
-            d1 = stats.correlation([p[0] for p in xs], [p[2] for p in xs])
-            ll = stats.correlation([p[1] for p in xs], [p[2] for p in xs], confidence)
+            d1 = intervals.correlation([p[0] for p in xs], [p[2] for p in xs])
+            ll = intervals.correlation([p[1] for p in xs], [p[2] for p in xs], confidence)
             claim.estimates[label] = ll
             table.append([label, str(len(xs)), "—" if d1 is None else d1.text(2), "—" if ll is None else ll.text(2)])
         s.img(plots.scatter(r.plot_path("cache-ll"), "LL misses against median time", "LL misses (cachegrind)",

@@ -1,6 +1,6 @@
 """Object drag (2002 §7, Fig. 4 and 5), from [bench.object-drag]: each
 workload in each mode once under strata-drag (deterministic figures)."""
-from ... import stats
+from ... import intervals
 from ...claims import Above, Below, Claim, Source, bound, effect
 from ..results import Results, Section
 
@@ -28,7 +28,7 @@ def build(r: Results) -> Section:
                 [[n, str(next(b["scale"] for b in rows if b["contender"] == n))]
                  + [_drag_text(by.get((n, m))) for m in MODES] + [_peaks(by.get((n, "naive")))] for n in names])
     regions = [n for n in names if n not in NON_REGION and n not in GENERAL_PURPOSE]
-    drag = lambda mode, among=names: {n: stats.exact(d) for n, d in _total_drag(by, mode, among).items()}
+    drag = lambda mode, among=names: {n: intervals.exact(d) for n, d in _total_drag(by, mode, among).items()}
     claim = Claim("drag.regions-drag", s.title, "objects freed only with their region drag in every program",
                   Source("2002", "§7", "The programs with regions consistently exhibit more drag, including 176.gcc "
                                        "(1.16), and mudlle (1.23), and lcc has high drag (3.34)."),
@@ -49,7 +49,7 @@ def build(r: Results) -> Section:
                  paper_value=1.62, why="compiler frees its regions per function as lcc does, but its functions' dead objects are a "
                      "smaller share of a region than lcc's (see the drag table)")
     if lcc is not None and lcc.get("peak_ideal_bytes") and lcc["status"] == "ok":
-        peak.estimates["compiler"] = stats.exact(lcc["peak_in_use_bytes"] / lcc["peak_ideal_bytes"])
+        peak.estimates["compiler"] = intervals.exact(lcc["peak_in_use_bytes"] / lcc["peak_ideal_bytes"])
     s.claim(peak)
     removes = Claim("drag.reap-removes-drag", s.title,
                     "individual frees remove the drag: a reap's total drag is at most that of programs that free "
@@ -85,7 +85,7 @@ def _without_regions(s: Section, by: dict, names: list) -> None:
                    "per program: total drag in naive mode of " + ", ".join(f"{w} ({p})" for w, p in
                                                                            NON_REGION.items()),
                    Below(NON_REGION_DRAG), "average 1.0 (margin: at most 1.05)",
-                   estimates={n: stats.exact(drag[n]) for n in NON_REGION if n in drag}, every=True,
+                   estimates={n: intervals.exact(drag[n]) for n in NON_REGION if n in drag}, every=True,
                    why="the stand-ins free at the points their custom allocators took objects back; drag above 1 is "
                        "objects they keep after their last use")
     s.claim(custom)
@@ -103,7 +103,7 @@ def _without_regions(s: Section, by: dict, names: list) -> None:
     absent = [n for n in GENERAL_PURPOSE if n not in drag]
     if absent and measured:
         s.p(f"In full only (`strata-lab evaluate --config lab/configs/full.toml`): the drag of {', '.join(absent)}.")
-    general.estimates.update({n: stats.exact(drag[n]) for n in GENERAL_PURPOSE if n in drag})
+    general.estimates.update({n: intervals.exact(drag[n]) for n in GENERAL_PURPOSE if n in drag})
     s.claim(general)
 
 

@@ -1,6 +1,6 @@
 """General-purpose allocators on naive programs (Vam §4.1–4.4, Fig. 2, 3
 and 6): time, fragmentation and cache misses."""
-from ... import stats
+from ... import intervals
 from ...claims import Above, Below, Claim, Source, effect
 from .. import plots
 from .statistics import rate_why
@@ -34,7 +34,7 @@ def build(r: Results) -> Section:
                    paper_value=0.92, why=rate_why(r, workloads, "and glibc's malloc has gained per-thread caches since DLmalloc 2.7"))
     if e is not None and {VAM, DLMALLOC} <= set(e["allocators"]):
         faster.cells.update(key(w, a) for w in workloads for a in (VAM, DLMALLOC))
-        faster.estimates[VAM] = stats.geometric_mean_across([r.ratios(key(w, VAM), key(w, DLMALLOC))
+        faster.estimates[VAM] = intervals.geometric_mean_across([r.ratios(key(w, VAM), key(w, DLMALLOC))
                                                              for w in workloads])
     s.claim(faster)
     most = Claim("general-purpose.dlmalloc-fragments-most", s.title,
@@ -48,7 +48,7 @@ def build(r: Results) -> Section:
                      "shrinks, which the general-purpose stand-ins rarely do (see the fragmentation table)")
     if e is not None and {DLMALLOC, VAM} <= set(e["allocators"]):
         most.cells.update(key(w, a) for w in workloads for a in (VAM, DLMALLOC))
-        most.estimates[f"glibc / {VAM}"] = stats.geometric_mean_across(
+        most.estimates[f"glibc / {VAM}"] = intervals.geometric_mean_across(
             [r.memory_ratios(key(w, DLMALLOC), key(w, VAM)) for w in workloads])
     s.claim(most)
     _mimalloc_best(r, s, e)
@@ -72,11 +72,11 @@ def _mimalloc_best(r: Results, s: Section, e) -> None:
     key = lambda w, a: r.key(e, w, e["modes"][0], a, "Adv0")
     others = [a for a in e["allocators"] if a != "mimalloc"]
     judged = [a for a in PAPER_THREE if a in others]
-    confidence = stats.corrected(stats.CONFIDENCE, len(judged))
+    confidence = intervals.corrected(intervals.CONFIDENCE, len(judged))
     rows = []
     for other in others:
         groups = [r.ratios(key(w, "mimalloc"), key(w, other)) for w in e["workloads"]]
-        q = stats.geometric_mean_across(groups, confidence if other in judged else stats.CONFIDENCE)
+        q = intervals.geometric_mean_across(groups, confidence if other in judged else intervals.CONFIDENCE)
         rows.append([other, estimate(q), "judged" if other in judged else "shown"])
         if other in judged:
             claim.cells.update(key(w, a) for w in e["workloads"] for a in ("mimalloc", other))
@@ -131,10 +131,10 @@ def _misses_claim(r: Results, s: Section, e) -> None:
         d1, ll = v["d1_misses"] / base["d1_misses"], v["ll_misses"] / base["ll_misses"]
         rows.append([w, alloc, *(f"{v[k]:,}" if v.get(k) is not None else "—"
                                  for k in ("instructions", "d1_misses", "ll_misses")), f"{d1:.3f}", f"{ll:.3f}"])
-        values[(f"{w} D1", alloc)], values[(f"{w} LL", alloc)] = summary_of(stats.exact(d1)), summary_of(stats.exact(ll))
+        values[(f"{w} D1", alloc)], values[(f"{w} LL", alloc)] = summary_of(intervals.exact(d1)), summary_of(intervals.exact(ll))
         if alloc == VAM:
             ratios.append(ll)
-            l1.estimates[w] = stats.exact(d1)
+            l1.estimates[w] = intervals.exact(d1)
     if rows:
         s.p(f"Cache misses (Vam Fig. 3): one cachegrind run per cell at {r.meta.get('cachegrind_scale', 1)} of its "
             f"scale, simulating {' '.join(r.meta.get('cachegrind_options') or ['cachegrind’s default caches'])} "
@@ -144,6 +144,6 @@ def _misses_claim(r: Results, s: Section, e) -> None:
                          "misses / glibc", groups, e["allocators"], values, 1.0), "D1 and LL misses")
     s.table(["workload", "allocator", "instructions", "D1 misses", "LL misses", "D1 / glibc", "LL / glibc"], rows)
     if ratios:
-        l2.estimates[VAM] = stats.geometric_mean_exact(ratios)
+        l2.estimates[VAM] = intervals.geometric_mean_exact(ratios)
     s.claim(l2)
     s.claim(l1)

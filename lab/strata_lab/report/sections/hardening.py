@@ -1,9 +1,9 @@
 """Hardening (issue 19): which heap misuses each allocator stops (the misuse
 suite, tests/misuse, in misuse.csv), against what its safety costs in time
 and memory on the workloads (the hardening experiment's cells)."""
-from ... import hardening, stats
+from ... import intervals, misuse_suite
 from ...claims import Below, Claim, Source
-from ...evalstats import read_csv
+from ...measurements import read_csv
 from .. import plots
 from ..results import TIME, Results, Section, against_glibc
 
@@ -19,7 +19,7 @@ HARDENED_BELOW = ["scudo", "mimalloc-secure"]   # "below scudo, mimalloc secure 
 def build(r: Results) -> Section:
     s = Section("hardening", "Hardening: misuse caught against its cost")
     rows = read_csv(r.folder / "misuse.csv")
-    e = next(iter(r.experiments(hardening.SECTION)), None)
+    e = next(iter(r.experiments(misuse_suite.SECTION)), None)
     if rows:
         s.p("The misuse suite (tests/misuse): each program does one heap misuse and exits 0 if nothing stops it; it "
             "is caught when a signal stops it (SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP). A read after free is "
@@ -30,13 +30,13 @@ def build(r: Results) -> Section:
              "peak RSS / glibc (95% CI)"], _summary(r, e, rows))
     _plot(r, s, e, rows)
     for kind in ("misuse", "correct"):
-        s.table(*hardening.detail_rows(rows, kind))
+        s.table(*misuse_suite.detail_rows(rows, kind))
     if e is not None:
         s.p("The cost: each allocator on the workloads (naive mode), against glibc, paired within a round. "
             + r.timing.why)
         s.table(["workload", "allocator", "time", "time / glibc (95% CI)", "peak RSS", "most pages in use",
                  "fragmentation"], against_glibc(r, e)[1])
-    _detection_claims(s, hardening.tally(rows), rows)
+    _detection_claims(s, misuse_suite.tally(rows), rows)
     _cost_claims(r, s, e)
     return s
 
@@ -46,13 +46,13 @@ def _cost(r: Results, e, allocator: str, metric: str):
     if e is None or allocator not in e["allocators"] or GLIBC not in e["allocators"]:
         return None
     mode = e["modes"][0]
-    return stats.geometric_mean_across([r.ratios(r.key(e, w, mode, allocator, "Adv0"),
+    return intervals.geometric_mean_across([r.ratios(r.key(e, w, mode, allocator, "Adv0"),
                                                  r.key(e, w, mode, GLIBC, "Adv0"), metric) for w in e["workloads"]])
 
 
 def _summary(r: Results, e, rows: list) -> list:
     table = []
-    for name, line in zip(hardening.tally(rows), hardening.summary_rows(rows)):
+    for name, line in zip(misuse_suite.tally(rows), misuse_suite.summary_rows(rows)):
         time, rss = _cost(r, e, name, TIME), _cost(r, e, name, "peak_rss_bytes")
         table.append(line + ["—" if time is None else time.text(), "—" if rss is None else rss.text()])
     return table
@@ -60,10 +60,10 @@ def _summary(r: Results, e, rows: list) -> list:
 
 def _plot(r: Results, s: Section, e, rows: list) -> None:
     points = {}
-    for name, c in hardening.tally(rows).items():
+    for name, c in misuse_suite.tally(rows).items():
         time = _cost(r, e, name, TIME)
         if time is not None and c["misuse"]:
-            points[name] = [(time.value, c[hardening.CAUGHT] / c["misuse"])]
+            points[name] = [(time.value, c[misuse_suite.CAUGHT] / c["misuse"])]
     if points:
         s.img(plots.scatter(r.plot_path("hardening"), "misuse caught against time on the workloads",
                             "time / glibc (geometric mean over workloads)", "fraction of misuse caught", points),
@@ -74,11 +74,11 @@ def _missed_fraction(counts: dict, name: str):
     c = counts.get(name)
     if not c or not c["misuse"]:
         return None
-    return stats.exact((c["misuse"] - c[hardening.CAUGHT]) / c["misuse"], c["misuse"])
+    return intervals.exact((c["misuse"] - c[misuse_suite.CAUGHT]) / c["misuse"], c["misuse"])
 
 
 def _detection_claims(s: Section, counts: dict, rows: list) -> None:
-    caught = {(x["program"], x["allocator"]) for x in rows if x["outcome"] == hardening.CAUGHT}
+    caught = {(x["program"], x["allocator"]) for x in rows if x["outcome"] == misuse_suite.CAUGHT}
     programs = list(dict.fromkeys(x["program"] for x in rows if x["kind"] == "misuse"))
     glibc_only = [p for p in programs if (p, GLIBC) in caught and (p, STRATA) not in caught]
     claim = Claim("hardening.strata-catches-what-glibc-catches", s.title,
@@ -89,7 +89,7 @@ def _detection_claims(s: Section, counts: dict, rows: list) -> None:
                   why="default libstrata checks only what its fast path can check for free; the misuses it lets "
                       "pass are the ones the hardened build is for")
     if GLIBC in counts and STRATA in counts:
-        claim.estimates[STRATA] = stats.exact(len(glibc_only))
+        claim.estimates[STRATA] = intervals.exact(len(glibc_only))
         claim.note = "missed by libstrata: " + ", ".join(p.split("_", 1)[1] for p in glibc_only) if glibc_only else ""
     s.claim(claim)
     for name, goal in GOALS.items():
@@ -103,7 +103,7 @@ def _detection_claims(s: Section, counts: dict, rows: list) -> None:
                 "free) needs checks this build does not make",
             estimates={name: _missed_fraction(counts, name)}))
         if name in counts:
-            goal_claim.note = f"{counts[name][hardening.CAUGHT]}/{counts[name]['misuse']} caught"
+            goal_claim.note = f"{counts[name][misuse_suite.CAUGHT]}/{counts[name]['misuse']} caught"
     clean = Claim("hardening.no-false-alarm", s.title, "no allocator stops a correct program",
                   Source("ours", "", "issue 19: no false alarm on any test, workload or real program"),
                   "per allocator: correct programs that do not run clean", Below(0), "11/11 clean",
@@ -111,7 +111,7 @@ def _detection_claims(s: Section, counts: dict, rows: list) -> None:
                   every=len(counts) > 1)
     for name, c in counts.items():
         if c["correct"]:
-            clean.estimates[name] = stats.exact(c["correct"] - c[hardening.CLEAN], c["correct"])
+            clean.estimates[name] = intervals.exact(c["correct"] - c[misuse_suite.CLEAN], c["correct"])
     s.claim(clean)
 
 
@@ -134,10 +134,10 @@ def _cost_claims(r: Results, s: Section, e) -> None:
     for claim, others in ((cost, [STRATA]), (cheaper, HARDENED_BELOW)):
         others = [o for o in others if o in present]
         if HARDENED in present and others:
-            confidence = stats.corrected(stats.CONFIDENCE, len(others))
+            confidence = intervals.corrected(intervals.CONFIDENCE, len(others))
             for other in others:
                 claim.cells.update(key(w, a) for w in e["workloads"] for a in (HARDENED, other))
-                claim.estimates[f"/ {other}"] = stats.geometric_mean_across(
+                claim.estimates[f"/ {other}"] = intervals.geometric_mean_across(
                     [r.ratios(key(w, HARDENED), key(w, other)) for w in e["workloads"]], confidence)
             claim.every = len(others) > 1
         s.claim(claim)

@@ -1,6 +1,6 @@
 """Heap layers at zero cost (2001 §6): the layer-built Kingsley and Lea heaps
 against hand-written allocators, and on the workloads."""
-from ... import stats
+from ... import intervals
 from ...claims import Below, Claim, Source, Within, effect
 from .. import plots
 from ..results import Results, Section, against_glibc, estimate, seconds, summarize, summary_of
@@ -79,11 +79,11 @@ def _bench(r: Results, s: Section, bench: str, pairs: list) -> None:
                                         for c in contenders])
     values, table = {}, []
     for layers, hand, criterion, where, quote, figure, why in pairs:
-        time = stats.ratio([v[layers] / v[hand] for v in rounds.values() if layers in v and v.get(hand)])
+        time = intervals.ratio([v[layers] / v[hand] for v in rounds.values() if layers in v and v.get(hand)])
         count = instructions[layers] / instructions[hand] if layers in instructions and instructions.get(hand) else None
         values[(f"{layers} / {hand}", "time")] = summary_of(time)
         if count is not None:
-            values[(f"{layers} / {hand}", "instructions")] = summary_of(stats.exact(count))
+            values[(f"{layers} / {hand}", "instructions")] = summary_of(intervals.exact(count))
         if time is not None or count is not None:
             table.append([f"{layers} / {hand}", estimate(time), "—" if count is None else f"{count:.4f}"])
         claim = Claim(f"heap-layers.{layers}", s.title, f"{layers} costs at most what the paper measured over {hand}",

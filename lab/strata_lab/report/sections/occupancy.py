@@ -1,7 +1,7 @@
 """The occupancy sweep (2026 §3.2, Fig. 3): one program on one allocator,
 the preconditioning multiplier fixed at 10 and its occupancy swept; time,
 and cache misses (cachegrind_sections), against occupancy."""
-from ... import precondition, stats
+from ... import intervals, precondition
 from ...claims import Above, Claim, Source
 from .. import plots
 from ..results import Results, Section, estimate, seconds, summary_of
@@ -33,7 +33,7 @@ def build(r: Results) -> Section:
                              "heap fits in it at every occupancy")
     sweeps = [(e, w, m, a) for e in r.experiments("occupancy") for w in e["workloads"] for m in e["modes"]
               for a in e["allocators"]]
-    confidence = stats.corrected(stats.CONFIDENCE, len(sweeps))
+    confidence = intervals.corrected(intervals.CONFIDENCE, len(sweeps))
     for e, w, mode, alloc in sweeps:
         _sweep(r, s, (e, w, mode, alloc), time_claim, misses_claim, confidence)
     for claim in (time_claim, misses_claim):
@@ -69,7 +69,7 @@ def _sweep(r: Results, s: Section, sweep: tuple, time_claim: Claim, misses_claim
     base = keys[0]
     values, rows = {}, []
     for p, key in zip(points, keys):
-        q = stats.ratio(r.ratios(key, base))
+        q = intervals.ratio(r.ratios(key, base))
         values[(f"{p.occupancy:.0%}", "time / lowest occupancy")] = summary_of(q)
         cg = _misses(r, key)
         rows.append([p.name, f"{p.multiplier:g}", f"{p.occupancy:.0%}", seconds(r.cells[key].time), estimate(q),
@@ -81,7 +81,7 @@ def _sweep(r: Results, s: Section, sweep: tuple, time_claim: Claim, misses_claim
     s.table(["preset", "multiplier", "occupancy", "time", "time / lowest occupancy (95% CI)", "D1 misses",
              "LL misses"], rows)
     time_claim.cells.update({keys[-1], base})
-    time_claim.estimates[label] = stats.ratio(r.ratios(keys[-1], base), confidence)
+    time_claim.estimates[label] = intervals.ratio(r.ratios(keys[-1], base), confidence)
     low, high = _misses(r, base), _misses(r, keys[-1])
     if low and high and low["ll_misses"]:
-        misses_claim.estimates[label] = stats.exact(high["ll_misses"] / low["ll_misses"])
+        misses_claim.estimates[label] = intervals.exact(high["ll_misses"] / low["ll_misses"])

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Optional
 
-from ... import stats
+from ... import intervals
 from ...claims import Below, Claim, Source, effect
 from ...pages import PAGE_KIB, faults_at, knee, plot_curves, read_curve_csv
 from ..results import Results, Section
@@ -104,14 +104,14 @@ def _non_prefetchable_share(b: Optional[dict]) -> Optional[float]:
     return 1 - b["prefetchable"] / b["prefetch_misses"]
 
 
-def _refaults_ratio(curves: dict, name: str, pages: int) -> Optional[stats.Estimate]:
+def _refaults_ratio(curves: dict, name: str, pages: int) -> Optional[intervals.Estimate]:
     """libstrata's faults beyond its first touches over glibc's, in a memory of `pages`: the faults that read
     swap, which is what paging costs in run time (first touches are zero-filled). None when glibc has none."""
     strata, glibc = curves.get((name, "strata")), curves.get((name, "glibc"))
     if not strata or not glibc:
         return None
     top, bottom = faults_at(strata, pages) - strata[-1], faults_at(glibc, pages) - glibc[-1]
-    return stats.exact(top / bottom) if bottom > 0 else None
+    return intervals.exact(top / bottom) if bottom > 0 else None
 
 
 def _share_of(rows: dict, name: str, allocators) -> Optional[float]:
@@ -166,14 +166,14 @@ def _claims(title: str, names: list, curves: dict, rows: dict) -> list:
     for name in names:
         strata_np, glibc_np = (_non_prefetchable_share(rows.get((name, a))) for a in ("strata", "glibc"))
         if strata_np is not None and glibc_np:
-            prefetch.estimates[name] = stats.exact(strata_np / glibc_np)
+            prefetch.estimates[name] = intervals.exact(strata_np / glibc_np)
         memory = _common_memory(curves, name)
         for f, pages in memory.items():
             pressure.estimates[f"{name} at {f:.0%}"] = _refaults_ratio(curves, name, pages)
         strata, glibc = curves.get((name, "strata")), curves.get((name, "glibc"))
         if strata and glibc:
-            locality.estimates[name] = stats.exact(knee(strata, strata[-1]) / knee(glibc, glibc[-1]))
+            locality.estimates[name] = intervals.exact(knee(strata, strata[-1]) / knee(glibc, glibc[-1]))
         page_based, header_based = _share_of(rows, name, PAGE_BASED), _share_of(rows, name, HEADER_BASED)
         if page_based is not None and header_based is not None:
-            layout.estimates[name] = stats.exact(page_based / header_based)
+            layout.estimates[name] = intervals.exact(page_based / header_based)
     return [pressure, locality, prefetch, layout]

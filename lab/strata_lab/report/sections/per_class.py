@@ -1,6 +1,6 @@
 """Per-class allocation (2026 §4.3, Fig. 4, RQ1): boxed-sim, the paper's
 upper-bound microbenchmark (freelist16) and our own mix (freelist-mix)."""
-from ... import precondition, stats
+from ... import intervals, precondition
 from ...claims import Above, Below, Claim, Source, bound
 from .. import plots
 from .statistics import rate_why
@@ -46,12 +46,12 @@ def _program(r: Results, s: Section, e: dict, w: str) -> None:
         for mode, alloc in series(e["modes"], e["allocators"]):
             key = r.key(e, w, mode, alloc, preset)
             if key in r.cells:
-                values[(preset, series_name((mode, alloc)))] = summary_of(stats.ratio(r.ratios(key, base)))
+                values[(preset, series_name((mode, alloc)))] = summary_of(intervals.ratio(r.ratios(key, base)))
         for alloc in e["allocators"]:
             custom, naive = r.key(e, w, "custom", alloc, preset), r.key(e, w, "naive", alloc, preset)
             if custom in r.cells and naive in r.cells:
                 rows.append([preset, alloc, seconds(r.cells[custom].time), seconds(r.cells[naive].time),
-                             estimate(stats.ratio(r.ratios(naive, custom)))])
+                             estimate(intervals.ratio(r.ratios(naive, custom)))])
     if values:
         s.img(plots.bars(r.plot_path(f"per-class-{w}"), f"{w}: time normalised to custom/glibc/Adv0",
                          "normalised time", e["presets"], [series_name(x) for x in series(e["modes"], e["allocators"])],
@@ -103,7 +103,7 @@ def _microbenchmark(r: Results, s: Section, e: dict, w: str) -> None:
         custom, naive = r.key(e, w, "custom", alloc, "Adv0"), r.key(e, w, "naive", alloc, "Adv0")
         if custom not in r.cells or naive not in r.cells:
             continue
-        q = stats.ratio(r.ratios(naive, custom))
+        q = intervals.ratio(r.ratios(naive, custom))
         values[(alloc, "naive / custom")] = summary_of(q)
         paper = PAPER_GAIN.get(alloc)
         table.append([alloc, seconds(r.cells[custom].time), seconds(r.cells[naive].time), estimate(q),
@@ -165,10 +165,10 @@ def _no_protection_claim(r: Results, s: Section, e, w: str) -> None:
     if presets and "Adv0" in e["presets"]:
         strongest = max(presets, key=lambda p: precondition.PRESETS[p].multiplier)
         claim.quantity = claim.quantity.replace("Adv/", f"{strongest}/")
-        confidence = stats.corrected(stats.CONFIDENCE, len(e["allocators"]))
+        confidence = intervals.corrected(intervals.CONFIDENCE, len(e["allocators"]))
         for alloc in e["allocators"]:
             keys = [r.key(e, w, m, alloc, p) for m in ("custom", "naive") for p in (strongest, "Adv0")]
             claim.cells.update(keys)
-            claim.estimates[alloc] = stats.ratio(r.ratio_of_ratios(keys[:2], keys[2:]), confidence)
+            claim.estimates[alloc] = intervals.ratio(r.ratio_of_ratios(keys[:2], keys[2:]), confidence)
         claim.every = len(e["allocators"]) > 1
     s.claim(claim)

@@ -4,7 +4,7 @@ and RSS, memory runs for pages). Shared by the sections that compare an
 allocator with its counterpart program by program (heap-layers, vam-variants)."""
 from typing import Optional
 
-from ... import stats
+from ... import intervals
 from ...claims import Claim
 from .. import plots
 from ..results import TIME, Results, Section, estimate, summary_of
@@ -25,15 +25,15 @@ def cells(r: Results, e: dict, allocators: tuple) -> set:
     return {r.key(e, w, e["modes"][0], a, "Adv0") for w in e["workloads"] for a in allocators}
 
 
-def average(r: Results, e: dict, top: str, bottom: str, metric: str, confidence: float = stats.CONFIDENCE):
+def average(r: Results, e: dict, top: str, bottom: str, metric: str, confidence: float = intervals.CONFIDENCE):
     """The geometric mean over the experiment's workloads of top/bottom (None when a workload lacks pairs)."""
-    return stats.geometric_mean_across([ratios(r, e, w, top, bottom, metric) for w in e["workloads"]], confidence)
+    return intervals.geometric_mean_across([ratios(r, e, w, top, bottom, metric) for w in e["workloads"]], confidence)
 
 
 def per_program(r: Results, e: dict, top: str, bottom: str, metric: str) -> dict:
     """workload -> top/bottom, each at the Bonferroni-corrected level (a claim judged for every program)."""
-    confidence = stats.corrected(stats.CONFIDENCE, len(e["workloads"]))
-    return {w: stats.ratio(ratios(r, e, w, top, bottom, metric), confidence) for w in e["workloads"]}
+    confidence = intervals.corrected(intervals.CONFIDENCE, len(e["workloads"]))
+    return {w: intervals.ratio(ratios(r, e, w, top, bottom, metric), confidence) for w in e["workloads"]}
 
 
 def judge_average(r: Results, s: Section, claim: Claim, e: Optional[dict], top: str, bottom: str,
@@ -63,7 +63,7 @@ def figures(r: Results, s: Section, e: dict, pairs: list, name: str, title: str)
     rows, values = [], {m: {} for m in METRICS}
     for w in e["workloads"]:
         for (a, b), label in zip(pairs, labels):
-            found = {m: stats.ratio(ratios(r, e, w, a, b, m)) for m in METRICS}
+            found = {m: intervals.ratio(ratios(r, e, w, a, b, m)) for m in METRICS}
             for m, q in found.items():
                 if q is not None:
                     values[m][(w, label)] = summary_of(q)

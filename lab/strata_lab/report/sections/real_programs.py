@@ -4,7 +4,7 @@ GSlice: RQ1); Debian's Clang under Adv3 on the paper's three allocators (RQ3:
 its regions serve only part of its allocations); and the general-purpose
 allocators ranked on Debian's clang, gcc, perl, bc and lua. A program that
 could not run here (its package missing) reads "not measured" with the reason."""
-from ... import stats
+from ... import intervals
 from ...claims import Above, Below, Claim, Source
 from .. import plots
 from ..results import Results, Section, estimate, ratio_claim_estimates, seconds, summary_of
@@ -49,7 +49,7 @@ def _pools(r: Results, s: Section) -> None:
                     naive, custom = r.key(e, w, "naive", alloc, preset), r.key(e, w, "custom", alloc, preset)
                     if custom not in r.cells:
                         continue
-                    q = stats.ratio(r.ratios(naive, custom))
+                    q = intervals.ratio(r.ratios(naive, custom))
                     if preset == "Adv0":
                         values[(w, alloc)] = summary_of(q)
                         groups.setdefault(alloc, {})[w] = (naive, custom)
@@ -60,7 +60,7 @@ def _pools(r: Results, s: Section) -> None:
         s.img(plots.bars(r.plot_path("real-programs"), "naive / custom (Adv0): above 1, the own allocator pays",
                          "naive / custom", names, allocs, values, 1.0), "real programs' pools")
     s.table(["workload", "allocator", "preset", "custom time", "naive / custom (paired, 95% CI)"], rows)
-    overall = {a: stats.geometric_mean_across([r.ratios(*p) for p in pairs.values()]) for a, pairs in groups.items()}
+    overall = {a: intervals.geometric_mean_across([r.ratios(*p) for p in pairs.values()]) for a, pairs in groups.items()}
     s.table(["allocator", "geometric mean naive/custom over programs (Adv0, 95% CI)", "programs"],
             [[a, estimate(q), str(len(groups[a]))] for a, q in sorted(overall.items())])
     claim = Claim("real-programs.pools-gain-little", s.title,
@@ -88,7 +88,7 @@ def _clang(r: Results, s: Section) -> None:
             if adv3 in r.cells and adv0 in r.cells and alloc not in pairs:
                 pairs[alloc] = (adv3, adv0)
                 rows.append([alloc, seconds(r.cells[adv0].time), seconds(r.cells[adv3].time),
-                             estimate(stats.ratio(r.ratios(adv3, adv0)))])
+                             estimate(intervals.ratio(r.ratios(adv3, adv0)))])
     s.table(["clang on", "custom Adv0", f"custom {PRESET}", f"{PRESET}/Adv0 (paired, 95% CI)"], rows)
     claim = Claim("real-programs.clang-partial-resistance", s.title,
                   f"Clang with its region allocator still slows down under {PRESET}, on each of glibc, jemalloc and "
@@ -123,9 +123,9 @@ def _ranking(r: Results, s: Section) -> None:
                 if alloc == "glibc" or key not in r.cells or w in per_alloc.get(alloc, {}):
                     continue
                 per_alloc.setdefault(alloc, {})[w] = (key, base)
-                rows.append([w, mode, alloc, seconds(r.cells[key].time), estimate(stats.ratio(r.ratios(key, base)))])
+                rows.append([w, mode, alloc, seconds(r.cells[key].time), estimate(intervals.ratio(r.ratios(key, base)))])
     s.table(["program", "mode", "allocator", "time", "allocator / glibc (paired, 95% CI)"], rows)
-    overall = {a: stats.geometric_mean_across([r.ratios(*p) for p in pairs.values()]) for a, pairs in per_alloc.items()}
+    overall = {a: intervals.geometric_mean_across([r.ratios(*p) for p in pairs.values()]) for a, pairs in per_alloc.items()}
     s.table(["allocator", "geometric mean allocator/glibc over Debian's programs (Adv0, 95% CI)", "programs"],
             [[a, estimate(q), ", ".join(per_alloc[a])] for a, q in sorted(overall.items())])
     claim = Claim("real-programs.mimalloc-beats-glibc", s.title,

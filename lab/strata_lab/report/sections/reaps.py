@@ -1,6 +1,6 @@
 """Reaps against the custom allocators and region emulation (2002 §8,
 Fig. 3, 8 and 9), their memory, and the reap's own drag benchmark."""
-from ... import stats
+from ... import intervals
 from ...claims import Above, Below, Claim, Source, bound, effect
 from .. import plots
 from ..results import MIB, Results, Section, estimate, mib, ratio_claim_estimates, seconds, summarize, summary_of
@@ -60,10 +60,10 @@ def _tables(r: Results, s: Section, e: dict) -> None:
             base = r.key(e, w, "custom", alloc, "Adv0")
             for mode in e["modes"]:
                 key = r.key(e, w, mode, alloc, "Adv0")
-                values[(w, f"{mode} / {alloc}")] = summary_of(stats.ratio(r.ratios(key, base)))
+                values[(w, f"{mode} / {alloc}")] = summary_of(intervals.ratio(r.ratios(key, base)))
             rows.append([w, alloc, seconds(r.cells[base].time) if base in r.cells else "—",
-                         estimate(stats.ratio(r.ratios(r.key(e, w, "reap", alloc, "Adv0"), base))),
-                         estimate(stats.ratio(r.ratios(r.key(e, w, "naive", alloc, "Adv0"), base)))])
+                         estimate(intervals.ratio(r.ratios(r.key(e, w, "reap", alloc, "Adv0"), base))),
+                         estimate(intervals.ratio(r.ratios(r.key(e, w, "naive", alloc, "Adv0"), base)))])
             keys = [r.key(e, w, m, alloc, "Adv0") for m in ("custom", "reap", "naive")]
             memory.append([w, alloc] + [mib(r.memory_of(k)) for k in keys]
                           + [mib(r.cells[k].rss if k in r.cells else None) for k in keys])
@@ -148,7 +148,7 @@ def _regions_faster(r: Results, s: Section, e) -> None:
         alloc = e["allocators"][0]
         pairs = [(r.key(e, w, "custom", alloc, "Adv0"), r.key(e, w, "naive", alloc, "Adv0")) for w in named]
         claim.cells.update(k for pair in pairs for k in pair)
-        claim.estimates["custom / emulation"] = stats.geometric_mean_across([r.ratios(*pair) for pair in pairs])
+        claim.estimates["custom / emulation"] = intervals.geometric_mean_across([r.ratios(*pair) for pair in pairs])
     s.claim(claim)
 
 
@@ -186,7 +186,7 @@ def _server_memory(r: Results, s: Section, e, alloc) -> None:
                       "numbers, so freeing them saves less than bc's 31×; no bc stand-in runs here")
     if e is not None and "server" in e["workloads"] and "reap" in e["modes"]:
         reap, custom = r.key(e, "server", "reap", alloc, "Adv0"), r.key(e, "server", "custom", alloc, "Adv0")
-        claim.estimates["server"] = stats.ratio(r.memory_ratios(reap, custom, "peak_in_use_bytes"))
+        claim.estimates["server"] = intervals.ratio(r.memory_ratios(reap, custom, "peak_in_use_bytes"))
     s.claim(claim)
 
 
@@ -217,7 +217,7 @@ def _drag_bench(r: Results, s: Section) -> None:
         s.table(["contender", "frees objects", "peak held", "held / ideal", "peak RSS added"], table)
         free, no_free = held.get(("reap", "")), held.get(("reap", "no-free"))
         if free and no_free:
-            claim.estimates["reap"] = stats.exact(free.median / no_free.median)
+            claim.estimates["reap"] = intervals.exact(free.median / no_free.median)
             claim.note = f"{free.median / MIB:.2f} MiB against {no_free.median / MIB:.2f} MiB"
     s.claim(claim)
 
@@ -227,7 +227,7 @@ def _mode_over(r: Results, e: dict, w: str, mode: str, base_mode: str, memory: b
     alloc = e["allocators"][0]
     top, bottom = r.key(e, w, mode, alloc, "Adv0"), r.key(e, w, base_mode, alloc, "Adv0")
     pairs = r.memory_ratios(top, bottom, "peak_in_use_bytes") if memory else r.ratios(top, bottom)
-    return summary_of(stats.ratio(pairs))
+    return summary_of(intervals.ratio(pairs))
 
 
 def _figure_plots(r: Results, s: Section, e: dict) -> None:
@@ -261,10 +261,10 @@ def _memory_claim(r: Results, e, claim: Claim, programs: list, mode: str) -> Cla
     """Per program: the mode's peak pages in use over the naive mode's (Lea + emulation), same round."""
     if e is not None and {mode, "naive"} <= set(e["modes"]):
         alloc = e["allocators"][0]
-        confidence = stats.corrected(stats.CONFIDENCE, len(programs))
+        confidence = intervals.corrected(intervals.CONFIDENCE, len(programs))
         for w in programs:
             top, bottom = r.key(e, w, mode, alloc, "Adv0"), r.key(e, w, "naive", alloc, "Adv0")
-            claim.estimates[w] = stats.ratio(r.memory_ratios(top, bottom, "peak_in_use_bytes"), confidence)
+            claim.estimates[w] = intervals.ratio(r.memory_ratios(top, bottom, "peak_in_use_bytes"), confidence)
         claim.every = len(programs) > 1
     return claim
 
@@ -286,7 +286,7 @@ def _memory_against_lea(r: Results, s: Section, e) -> None:
         alloc = e["allocators"][0]
         pairs = [(r.key(e, w, "custom", alloc, "Adv0"), r.key(e, w, "naive", alloc, "Adv0")) for w in programs]
         claim.cells.update(k for pair in pairs for k in pair)
-        claim.estimates["custom / emulation"] = stats.geometric_mean_across(
+        claim.estimates["custom / emulation"] = intervals.geometric_mean_across(
             [r.memory_ratios(top, bottom, "peak_in_use_bytes") for top, bottom in pairs])
     s.claim(claim)
     arena = Claim("reaps.parser-arena-more-memory", s.title,

@@ -1,6 +1,6 @@
 """Regions against general-purpose allocation on a clean heap (2026 §4.4,
 Fig. 5, RQ2)."""
-from ... import stats
+from ... import intervals
 from ...claims import Below, Claim, Source
 from .. import plots
 from .statistics import rate_why
@@ -32,14 +32,14 @@ def build(r: Results) -> Section:
             for mode, alloc in series(e["modes"], e["allocators"]):
                 key = r.key(e, w, mode, alloc, "Adv0")
                 if key in r.cells:
-                    values[(w, series_name((mode, alloc)))] = summary_of(stats.ratio(r.ratios(key, base)))
+                    values[(w, series_name((mode, alloc)))] = summary_of(intervals.ratio(r.ratios(key, base)))
             _program_plot(r, s, e, w, best)
             gap = glibc_gap = None
             if best_naive:
                 gaps[w] = (r.key(e, w, "naive", best_naive, "Adv0"), base)
-                gap = stats.ratio(r.ratios(*gaps[w]))
+                gap = intervals.ratio(r.ratios(*gaps[w]))
             if "glibc" in e["allocators"]:
-                glibc_gap = stats.ratio(r.ratios(r.key(e, w, "naive", "glibc", "Adv0"),
+                glibc_gap = intervals.ratio(r.ratios(r.key(e, w, "naive", "glibc", "Adv0"),
                                                  r.key(e, w, "custom", "glibc", "Adv0")))
             rows.append([w, best, seconds(r.cells[base].time), best_naive or "—", estimate(gap), estimate(glibc_gap)])
         if values:
@@ -56,7 +56,7 @@ def build(r: Results) -> Section:
 def _program_plot(r: Results, s: Section, e: dict, w: str, best: str) -> None:
     """Figure 5 for one program: each allocator's custom and naive time over custom on the best allocator."""
     base = r.key(e, w, "custom", best, "Adv0")
-    values = {(alloc, mode): summary_of(stats.ratio(r.ratios(r.key(e, w, mode, alloc, "Adv0"), base)))
+    values = {(alloc, mode): summary_of(intervals.ratio(r.ratios(r.key(e, w, mode, alloc, "Adv0"), base)))
               for mode, alloc in series(e["modes"], e["allocators"]) if r.key(e, w, mode, alloc, "Adv0") in r.cells}
     values = {k: v for k, v in values.items() if v is not None}
     if values:
@@ -85,5 +85,5 @@ def _claims(r: Results, s: Section, gaps: dict) -> None:
                    "44% → 15%", why=rate_why(r, gaps))
     if gaps:
         closed.cells.update(k for pair in gaps.values() for k in pair)
-        closed.estimates["largest gap"] = stats.maximum_across([r.ratios(*pair) for pair in gaps.values()])
+        closed.estimates["largest gap"] = intervals.maximum_across([r.ratios(*pair) for pair in gaps.values()])
     s.claim(closed)

@@ -1,6 +1,6 @@
 """Resilience to fragmentation (2026 §4.5, Fig. 6, RQ3), and the cache
 misses of Fig. 3 when the evaluation ran cachegrind."""
-from ... import precondition, stats
+from ... import intervals, precondition
 from ...claims import Above, Claim, Source, Within, effect
 from .. import plots
 from .statistics import peak_why
@@ -31,7 +31,7 @@ def build(r: Results) -> Section:
                 clean = r.key(e, w, mode, alloc, "Adv0")
                 if clean not in r.cells:
                     continue
-                cols = [estimate(stats.ratio(r.ratios(r.key(e, w, mode, alloc, p), clean)))
+                cols = [estimate(intervals.ratio(r.ratios(r.key(e, w, mode, alloc, p), clean)))
                         for p in e["presets"] if p != "Adv0"]
                 rows.append([w, mode, alloc] + cols + [frag_text(r.fragmentation_of(r.key(e, w, mode, alloc, PRESET)))])
         s.table(["workload", "mode", "allocator"] + [f"{p}/Adv0 (95% CI)" for p in e["presets"] if p != "Adv0"]
@@ -88,7 +88,7 @@ def _plot(r: Results, s: Section, e: dict, w: str) -> None:
         for mode, alloc in series(e["modes"], e["allocators"]):
             key = r.key(e, w, mode, alloc, preset)
             if key in r.cells:
-                values[(preset, series_name((mode, alloc)))] = summary_of(stats.ratio(r.ratios(key, base)))
+                values[(preset, series_name((mode, alloc)))] = summary_of(intervals.ratio(r.ratios(key, base)))
     if values:
         s.img(plots.bars(r.plot_path(f"resilience-{w}"), f"{w}: time normalised to custom/glibc/Adv0",
                          "normalised time", e["presets"], [series_name(x) for x in series(e["modes"], e["allocators"])],
@@ -158,11 +158,11 @@ def _glibc_more_affected(r: Results, s: Section, e) -> None:
                   why=peak_why(r, NAMED_GLIBC))
     if e is not None and {"glibc", "mimalloc"} <= set(e["allocators"]):
         names = [w for w in e["workloads"] if w in NAMED_GLIBC]
-        confidence = stats.corrected(stats.CONFIDENCE, len(names))
+        confidence = intervals.corrected(intervals.CONFIDENCE, len(names))
         for w in names:
             g3, g0, m3, m0 = (r.key(e, w, "naive", a, p) for a in ("glibc", "mimalloc") for p in (PRESET, "Adv0"))
             claim.cells.update({g3, g0, m3, m0})
-            claim.estimates[w] = stats.ratio(r.ratio_of_ratios((g3, g0), (m3, m0)), confidence)
+            claim.estimates[w] = intervals.ratio(r.ratio_of_ratios((g3, g0), (m3, m0)), confidence)
         claim.every = len(names) > 1
     s.claim(claim)
 
@@ -183,10 +183,10 @@ def _custom_slows_less(r: Results, s: Section, e) -> None:
     if e is not None and "naive" in e["modes"] and "custom" in e["modes"]:
         labels = [(w, a) for w in e["workloads"] if w not in INSENSITIVE for a in e["allocators"]
                   if r.key(e, w, "custom", a, PRESET) in r.cells]
-        confidence = stats.corrected(stats.CONFIDENCE, len(labels))
+        confidence = intervals.corrected(intervals.CONFIDENCE, len(labels))
         for w, a in labels:
             keys = [r.key(e, w, m, a, p) for m in ("naive", "custom") for p in (PRESET, "Adv0")]
             claim.cells.update(keys)
-            claim.estimates[f"{w} on {a}"] = stats.ratio(r.ratio_of_ratios(keys[:2], keys[2:]), confidence)
+            claim.estimates[f"{w} on {a}"] = intervals.ratio(r.ratio_of_ratios(keys[:2], keys[2:]), confidence)
         claim.every = len(labels) > 1
     s.claim(claim)

@@ -2,7 +2,8 @@
 allocator (pyperformance on Debian's python3 with pymalloc, SQLite with its
 lookaside), each runner validating its workload.json "program" object and
 building the command line of one run; and the Invocation every workload
-gives the lab."""
+gives the lab. It knows a workload only by what a runner reads of it
+(ProgramWorkload), so that workloads.py imports it and not the reverse."""
 import functools
 import hashlib
 import importlib.util
@@ -14,16 +15,20 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional, Protocol
 
 from . import paths
 from .errors import LabError
 
-if TYPE_CHECKING:
-    from .workloads import Workload
-
 WORKLOADS_DIR = paths.REPO_ROOT / "workloads"
 DEBIAN_PYTHON = "/usr/bin/python3"  # tools/apt/workloads.txt; not the lab's own interpreter
+
+
+class ProgramWorkload(Protocol):
+    """What a runner reads of a workloads.Workload of kind "program"."""
+    name: str
+    directory: Path
+    program: dict  # workload.json's "program" object, validated by the runner's validate()
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,7 @@ class _Pyperformance:
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise LabError(f"{where}: field 'program.args' must be a list of strings")
 
-    def script(self, workload: "Workload") -> Path:
+    def script(self, workload: ProgramWorkload) -> Path:
         benchmarks = _package_dir("pyperformance") / "data-files" / "benchmarks"
         script = benchmarks / f"bm_{workload.program.get('script', workload.program['benchmark'])}" / "run_benchmark.py"
         if not script.is_file():
@@ -122,7 +127,7 @@ class _Pyperformance:
                            "lab/pyproject.toml pins?)")
         return script
 
-    def invocation(self, workload: "Workload", mode: str, scale: int, seed: int) -> Invocation:
+    def invocation(self, workload: ProgramWorkload, mode: str, scale: int, seed: int) -> Invocation:
         spec = workload.program
         argv = [_debian_python(), "-s", str(self.harness), str(self.script(workload)), spec["benchmark"],
                 str(scale), str(seed)]
@@ -133,7 +138,7 @@ class _Pyperformance:
         return Invocation(argv, _python_env(_python_path("pyperformance", ["pyperf"]), seed, mode == "custom"),
                           None)
 
-    def versions(self, workload: "Workload") -> dict:
+    def versions(self, workload: ProgramWorkload) -> dict:
         from importlib.metadata import version
         return {"python3": _python_version(), "pyperformance": version("pyperformance"),
                 "pyperf": version("pyperf")}
@@ -149,15 +154,15 @@ class _Sqlite:
         pass
 
     @staticmethod
-    def _script(workload: "Workload", scale: int, seed: int) -> Path:
+    def _script(workload: ProgramWorkload, scale: int, seed: int) -> Path:
         return _generated(workload, "gen_sql.py", scale, seed, ".sql")
 
-    def invocation(self, workload: "Workload", mode: str, scale: int, seed: int) -> Invocation:
+    def invocation(self, workload: ProgramWorkload, mode: str, scale: int, seed: int) -> Invocation:
         argv = [_debian_python(), "-s", str(workload.directory / "run_sql.py"),
                 str(self._script(workload, scale, seed))] + (["--no-lookaside"] if mode == "naive" else [])
         return Invocation(argv, _python_env(_python_path("sqlite", ["apsw"]), seed, True), None)
 
-    def versions(self, workload: "Workload") -> dict:
+    def versions(self, workload: ProgramWorkload) -> dict:
         env = dict(os.environ, **_python_env(_python_path("sqlite", ["apsw"]), 0, True))
         text = _run_text([_debian_python(), "-s", "-c",
                           "import apsw; print(apsw.sqlite_lib_version(), apsw.apsw_version())"], env)
@@ -178,7 +183,7 @@ class _Command:
             if not isinstance(spec.get(key, {}), dict):
                 raise LabError(f"{where}: field 'program.{key}' must be an object")
 
-    def invocation(self, workload: "Workload", mode: str, scale: int, seed: int) -> Invocation:
+    def invocation(self, workload: ProgramWorkload, mode: str, scale: int, seed: int) -> Invocation:
         values = {"dir": str(workload.directory), "mode": mode, "scale": str(scale), "seed": str(seed),
                   "python": sys.executable}
 
@@ -191,11 +196,11 @@ class _Command:
         return Invocation([fill(a) for a in workload.program["argv"]], env, None,
                           workload.program.get("checksum", "line"))
 
-    def versions(self, workload: "Workload") -> dict:
+    def versions(self, workload: ProgramWorkload) -> dict:
         return {}
 
 
-def _generated(workload: "Workload", generator_name: str, scale: int, seed: int, suffix: str) -> Path:
+def _generated(workload: ProgramWorkload, generator_name: str, scale: int, seed: int, suffix: str) -> Path:
     """The input that <workload dir>/<generator_name> writes for a scale and seed (its generate(scale, seed,
     out)), generated once into the build directory and named by the generator's hash."""
     generator = workload.directory / generator_name
@@ -240,12 +245,12 @@ class _Debian:
             raise LabError(f"{where}: field 'program.pkg_config' must be a list of strings")
 
     @staticmethod
-    def _missing(workload: "Workload", what: str) -> LabError:
+    def _missing(workload: ProgramWorkload, what: str) -> LabError:
         why = workload.program.get("why_missing")
         return LabError(f"{what} is not installed (Debian package {workload.program['package']}: "
                         f"tools/apt/programs.txt, make setup)" + (f"; {why}" if why else ""))
 
-    def _binary(self, workload: "Workload") -> Path:
+    def _binary(self, workload: ProgramWorkload) -> Path:
         """The compiled program of "compile" (built once per source hash into the build directory)."""
         source = workload.directory / workload.program["compile"]
         digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
@@ -263,7 +268,7 @@ class _Debian:
         os.replace(temporary, binary)
         return binary
 
-    def invocation(self, workload: "Workload", mode: str, scale: int, seed: int) -> Invocation:
+    def invocation(self, workload: ProgramWorkload, mode: str, scale: int, seed: int) -> Invocation:
         spec = workload.program
         values = {"dir": str(workload.directory), "scale": str(scale), "seed": str(seed),
                   "build": str(paths.build_dir())}
@@ -282,7 +287,7 @@ class _Debian:
         env = {k: fill(str(v)) for k, v in spec.get("mode_env", {}).get(mode, {}).items()}
         return Invocation(argv, env, None, spec.get("checksum", "stdout"))
 
-    def versions(self, workload: "Workload") -> dict:
+    def versions(self, workload: ProgramWorkload) -> dict:
         package = workload.program["package"]
         return {package: _run_text(["dpkg-query", "-W", "-f", "${Version}", package])}
 

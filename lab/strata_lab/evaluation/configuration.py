@@ -55,8 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from . import precondition
-from .errors import LabError
+from .. import precondition
+from ..errors import LabError
 
 # The report's sections, in report order (strata_lab/report/sections/ renders them).
 SECTIONS = ["per-class", "regions", "resilience", "occupancy", "real-programs", "reaps", "statistics",
@@ -166,7 +166,7 @@ def _names(where: str, values: list, known: list, what: str) -> list:
 
 
 def known_allocators() -> list:
-    from . import allocators
+    from .. import allocators
     return list(allocators.KNOWN) + [a for a in EXTRA_ALLOCATORS if a not in allocators.KNOWN]
 
 

@@ -1,6 +1,6 @@
 """The evaluation's results data, from the raw files only (runs.csv,
 memory.csv, ...): typed rows, checksum verdicts, cells with medians and
-min-max, ratios paired within a round. Intervals and verdicts are stats.py's
+min-max, ratios paired within a round. Intervals and verdicts are intervals.py's
 and claims.py's."""
 import csv
 import statistics

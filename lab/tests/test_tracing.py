@@ -6,9 +6,9 @@ import struct
 import pytest
 
 from conftest import ALLOCATORS, BUILD, PATTERNS, lab_ok, profile_of, run_with_shims
-from strata_lab import trace
+from strata_lab import tracing
 from strata_lab.errors import LabError
-from strata_lab.trace import read_summary
+from strata_lab.tracing import read_summary
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_a_missed_free_is_recorded_so_the_trace_replays(tmp_path):
 
 
 # The trace format's one definition is src/lab/trace_format.hpp: the lab reads
-# its constants from there (strata_lab.trace.trace_format).
+# its constants from there (strata_lab.tracing.trace_format).
 
 def _synthetic_trace(path, fmt, version):
     fields = fmt["trailer_fields"]
@@ -122,7 +122,7 @@ def _synthetic_trace(path, fmt, version):
 
 
 def test_format_is_read_from_the_cpp_header():
-    fmt = trace.trace_format()
+    fmt = tracing.trace_format()
     assert fmt["header"] == b"STRTRACE" and fmt["trailer"] == b"STRTEND1"
     assert fmt["trailer_fields"][0] == "records" and "live_bytes_at_end" in fmt["trailer_fields"]
     assert fmt["trailer_bytes"] == 8 + 8 * len(fmt["trailer_fields"])  # the header's static_assert, seen from here
@@ -130,26 +130,26 @@ def test_format_is_read_from_the_cpp_header():
 
 
 def test_a_changed_definition_is_followed(tmp_path, monkeypatch):
-    original = trace.FORMAT_HEADER.read_text()
+    original = tracing.FORMAT_HEADER.read_text()
     changed = tmp_path / "trace_format.hpp"
     changed.write_text(original.replace("kVersion = 1;", "kVersion = 2;"))
-    monkeypatch.setattr(trace, "FORMAT_HEADER", changed)
-    trace.trace_format.cache_clear()
+    monkeypatch.setattr(tracing, "FORMAT_HEADER", changed)
+    tracing.trace_format.cache_clear()
     try:
-        fmt = trace.trace_format()
+        fmt = tracing.trace_format()
         assert fmt["version"] == 2
         assert read_summary(_synthetic_trace(tmp_path / "v2.trace", fmt, 2))["records"] == 1
         with pytest.raises(LabError, match="unsupported trace version 1 \\(this lab reads version 2\\)"):
             read_summary(_synthetic_trace(tmp_path / "v1.trace", fmt, 1))
     finally:
-        trace.trace_format.cache_clear()
+        tracing.trace_format.cache_clear()
 
 
 def test_a_missing_definition_is_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(trace, "FORMAT_HEADER", tmp_path / "nowhere.hpp")
-    trace.trace_format.cache_clear()
+    monkeypatch.setattr(tracing, "FORMAT_HEADER", tmp_path / "nowhere.hpp")
+    tracing.trace_format.cache_clear()
     try:
         with pytest.raises(LabError, match="nowhere.hpp: cannot read the trace format"):
-            trace.trace_format()
+            tracing.trace_format()
     finally:
-        trace.trace_format.cache_clear()
+        tracing.trace_format.cache_clear()

@@ -1,4 +1,4 @@
-"""The misuse suite (tests/misuse, strata_lab.hardening): each misuse program
+"""The misuse suite (tests/misuse, strata_lab.misuse_suite): each misuse program
 is caught by an allocator known to catch it, each correct program runs clean
 on every allocator, a program that does not misbehave is never counted as
 caught, and the table and the report section render."""
@@ -8,7 +8,8 @@ import signal
 import pytest
 
 from conftest import REPO, lab, lab_ok
-from strata_lab import allocators, evalconfig, hardening, workloads
+from strata_lab import allocators, misuse_suite, workloads
+from strata_lab.evaluation import configuration
 from strata_lab.errors import LabError
 from strata_lab.report import Results, render
 from strata_lab.report.sections import hardening as section
@@ -51,11 +52,11 @@ OPTIONAL = [name for name in ["strata-hardened"] if allocators.REGISTRY[name].wh
 
 
 def program(name):
-    return next(p for p in hardening.programs() if p.name == name)
+    return next(p for p in misuse_suite.programs() if p.name == name)
 
 
 def test_the_suite_is_thirty_nine_misuses_and_eleven_correct_programs_all_built():
-    misuse, correct = hardening.programs("misuse"), hardening.programs("correct")
+    misuse, correct = misuse_suite.programs("misuse"), misuse_suite.programs("correct")
     assert (len(misuse), len(correct)) == (39, 11)
     assert {p.name.split("_", 1)[1] for p in misuse} == set(KNOWN)
     assert all(p.path().is_file() and p.what for p in misuse + correct)
@@ -64,44 +65,44 @@ def test_the_suite_is_thirty_nine_misuses_and_eleven_correct_programs_all_built(
 @pytest.mark.parametrize("name", sorted(KNOWN))
 def test_each_misuse_is_caught_by_an_allocator_known_to_catch_it(name):
     allocator, env = KNOWN[name]
-    row = hardening.run(program(f"misuse_{name}"), allocators.resolve(allocator), extra_env=env)
-    assert row["outcome"] == hardening.CAUGHT, row
-    assert signal.Signals[row["signal"]] in hardening.CAUGHT_SIGNALS and row["exit_status"].startswith("killed by")
+    row = misuse_suite.run(program(f"misuse_{name}"), allocators.resolve(allocator), extra_env=env)
+    assert row["outcome"] == misuse_suite.CAUGHT, row
+    assert signal.Signals[row["signal"]] in misuse_suite.CAUGHT_SIGNALS and row["exit_status"].startswith("killed by")
 
 
 @pytest.mark.parametrize("allocator", REQUIRED + OPTIONAL)
 def test_each_correct_program_runs_clean(allocator):
     """No false alarm: also the allocators that check nothing must run a correct program to the end."""
     present = allocators.resolve(allocator)
-    rows = [hardening.run(p, present) for p in hardening.programs("correct")]
-    assert [r for r in rows if r["outcome"] != hardening.CLEAN] == []
+    rows = [misuse_suite.run(p, present) for p in misuse_suite.programs("correct")]
+    assert [r for r in rows if r["outcome"] != misuse_suite.CLEAN] == []
 
 
 def test_a_program_that_does_not_misbehave_is_not_counted_as_caught():
     # A correct program run as if it were a misuse: it exits 0, so the misuse went unnoticed.
-    quiet = hardening.Program("correct_calloc", "misuse", "a program that does nothing wrong")
-    row = hardening.run(quiet, allocators.resolve("glibc"))
-    assert row["outcome"] == hardening.MISSED and row["exit_status"] == "exited with status 0"
-    assert hardening.tally([row])["glibc"][hardening.CAUGHT] == 0
+    quiet = misuse_suite.Program("correct_calloc", "misuse", "a program that does nothing wrong")
+    row = misuse_suite.run(quiet, allocators.resolve("glibc"))
+    assert row["outcome"] == misuse_suite.MISSED and row["exit_status"] == "exited with status 0"
+    assert misuse_suite.tally([row])["glibc"][misuse_suite.CAUGHT] == 0
     # Only a stop by one of the listed signals is caught; other ends are not.
-    assert hardening.outcome("misuse", -signal.SIGKILL) == hardening.FAILED
-    assert hardening.outcome("misuse", 1) == hardening.FAILED
-    assert hardening.outcome("misuse", hardening.NOT_APPLICABLE_EXIT) == hardening.NOT_APPLICABLE
-    assert hardening.outcome("misuse", None, timed_out=True) == hardening.TIMEOUT
-    assert hardening.outcome("correct", -signal.SIGABRT) == hardening.FAILED
-    assert hardening.outcome("misuse", -signal.SIGSEGV) == hardening.CAUGHT
+    assert misuse_suite.outcome("misuse", -signal.SIGKILL) == misuse_suite.FAILED
+    assert misuse_suite.outcome("misuse", 1) == misuse_suite.FAILED
+    assert misuse_suite.outcome("misuse", misuse_suite.NOT_APPLICABLE_EXIT) == misuse_suite.NOT_APPLICABLE
+    assert misuse_suite.outcome("misuse", None, timed_out=True) == misuse_suite.TIMEOUT
+    assert misuse_suite.outcome("correct", -signal.SIGABRT) == misuse_suite.FAILED
+    assert misuse_suite.outcome("misuse", -signal.SIGSEGV) == misuse_suite.CAUGHT
 
 
 def test_a_hanging_program_is_a_timeout_not_a_catch():
-    row = hardening.run(program("correct_exact_sizes"), allocators.resolve("glibc"), timeout_s=0.001)
-    assert row["outcome"] == hardening.TIMEOUT and row["signal"] == ""
+    row = misuse_suite.run(program("correct_exact_sizes"), allocators.resolve("glibc"), timeout_s=0.001)
+    assert row["outcome"] == misuse_suite.TIMEOUT and row["signal"] == ""
 
 
 def test_the_table_renders_and_a_missing_allocator_is_skipped_with_its_hint(tmp_path):
     result = lab_ok("misuse", "--alloc", "glibc", "--alloc", "mimalloc-secure",
                     env={"STRATA_LAB_PEERS_DIR": str(tmp_path)}, timeout=300)
     lines = result.stdout.splitlines()
-    assert lines[0] == "| " + " | ".join(hardening.SUMMARY_HEADER) + " |"
+    assert lines[0] == "| " + " | ".join(misuse_suite.SUMMARY_HEADER) + " |"
     glibc = next(line for line in lines if line.startswith("| glibc |")).split(" | ")
     caught, applicable = map(int, glibc[1].split("/"))
     assert applicable + int(glibc[2]) == 39 and 10 <= caught <= applicable and glibc[3] == "11/11 |"
@@ -117,17 +118,17 @@ def test_no_allocator_at_all_is_an_error(tmp_path):
 def test_an_unbuilt_suite_says_make_build(tmp_path, monkeypatch):
     monkeypatch.setenv("STRATA_LAB_BUILD_DIR", str(tmp_path))
     with pytest.raises(LabError, match=r"misuse suite is not built .* run `make build`"):
-        hardening.run_suite(["glibc"])
+        misuse_suite.run_suite(["glibc"])
 
 
 def test_the_smoke_and_default_configs_run_the_suite_on_their_hardening_allocators():
     for config_name in ("smoke", "default"):
-        config = evalconfig.load(REPO / "lab" / "configs" / f"{config_name}.toml", list(workloads.registry()))
+        config = configuration.load(REPO / "lab" / "configs" / f"{config_name}.toml", list(workloads.registry()))
         experiment = next(e for e in config.experiments if e.section == "hardening")
-        steps = hardening.evaluation_steps(config, {"glibc": "", "strata": "/lib/libstrata.so"})
+        steps = misuse_suite.evaluation_steps(config, {"glibc": "", "strata": "/lib/libstrata.so"})
         assert {a for _, a in steps} == {"glibc", "strata"} <= set(experiment.allocators)
         assert len(steps) == 2 * 50  # 39 misuse programs, 11 correct ones
-    assert hardening.evaluation_steps(evalconfig.load(REPO / "lab" / "configs" / "smoke.toml",
+    assert misuse_suite.evaluation_steps(configuration.load(REPO / "lab" / "configs" / "smoke.toml",
                                                       list(workloads.registry())), {"jemalloc": ""}) == []
 
 
@@ -141,8 +142,8 @@ def _results_with_suite(tmp_path, strata_rows):
                                     "modes": ["naive"], "presets": ["Adv0"], "scales": {"cfrac": 2}, "runs": 6,
                                     "cells": 4}]
     folder = s.write(tmp_path / "results")
-    rows, _ = hardening.run_suite(["glibc"])
-    write_csv(folder / "misuse.csv", hardening.FIELDS, rows + strata_rows(rows))
+    rows, _ = misuse_suite.run_suite(["glibc"])
+    write_csv(folder / "misuse.csv", misuse_suite.FIELDS, rows + strata_rows(rows))
     return folder
 
 
@@ -150,7 +151,7 @@ def test_the_report_section_judges_the_claims(tmp_path):
     # strata catches nothing, except what glibc catches by a SIGSEGV: the claim names what it misses.
     def strata_rows(rows):
         return [dict(r, allocator="strata", outcome=r["outcome"] if r["signal"] == "SIGSEGV" or r["kind"] == "correct"
-                     else hardening.MISSED) for r in rows]
+                     else misuse_suite.MISSED) for r in rows]
     folder = _results_with_suite(tmp_path, strata_rows)
     built = section.build(Results(folder, draw=False))
     verdicts = {c.key: c for c in built.claims}
@@ -168,9 +169,9 @@ def test_the_report_section_judges_the_claims(tmp_path):
 
 def test_the_suite_rows_are_what_the_evaluation_writes(tmp_path):
     with open(tmp_path / "misuse.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=hardening.FIELDS, extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=misuse_suite.FIELDS, extrasaction="ignore")
         writer.writeheader()
-        writer.writerow(hardening.evaluation_row((program("misuse_double_free_small"), "glibc"), {"glibc": ""}, 60))
+        writer.writerow(misuse_suite.evaluation_row((program("misuse_double_free_small"), "glibc"), {"glibc": ""}, 60))
     with open(tmp_path / "misuse.csv", newline="") as f:
         (row,) = list(csv.DictReader(f))
     assert (row["program"], row["allocator"], row["outcome"], row["signal"]) == \
@@ -181,5 +182,5 @@ def test_the_suite_rows_are_what_the_evaluation_writes(tmp_path):
 def test_debian_mimalloc_fails_the_aligned_program_for_its_own_bug():
     # The correct programs check real results: Debian's mimalloc 2.0.9 gets this one wrong (drop this test when an
     # upgrade fixes it; the table in docs/lab.md then changes too).
-    row = hardening.run(program("correct_aligned"), allocators.resolve("mimalloc"))
-    assert row["outcome"] == hardening.FAILED and row["message"] == "correct program: misaligned"
+    row = misuse_suite.run(program("correct_aligned"), allocators.resolve("mimalloc"))
+    assert row["outcome"] == misuse_suite.FAILED and row["message"] == "correct program: misaligned"

@@ -9,7 +9,7 @@ import struct
 import tempfile
 from pathlib import Path
 
-from . import frag, paths, profile, runner
+from . import frag, paths, profiling, runner
 from .errors import LabError, ProgramFailed
 
 FORMAT_HEADER = paths.REPO_ROOT / "src" / "lab" / "trace_format.hpp"
@@ -88,7 +88,7 @@ def record(args) -> int:
         if not produced.exists():
             result.fail_if_not_ok("no trace was written")
             raise LabError("the program exited but wrote no trace (was it killed, or statically linked?)")
-        children = profile.collect(Path(tmp), result.pid, output, ".bin")
+        children = profiling.collect(Path(tmp), result.pid, output, ".bin")
     summary = read_summary(output)
     print(f"strata-lab trace: {output}: {summary['records']:,} operations on {summary['objects']:,} objects "
           f"from {summary['threads']} threads; peak live {summary['peak_live_bytes']:,} bytes, "
