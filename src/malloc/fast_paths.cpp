@@ -45,12 +45,12 @@ void deallocate_other(void* p, Page* page) noexcept {
   }
 }
 
-std::uintptr_t g_gate_lo = 0;
+std::uintptr_t g_gate_base = 0;
 std::size_t g_gate_span = 0;
 
 void open_free_gate(AddressRange range) noexcept {
   if (range.bytes == 0) return;
-  g_gate_lo = range.base;
+  g_gate_base = range.base;
   // Lo first: a free in between sees the empty gate (the slow path), never
   // the span with the old lo.
   asm volatile("" ::: "memory");

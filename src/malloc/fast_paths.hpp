@@ -80,13 +80,13 @@ inline void* allocate_big(std::size_t size, std::size_t align, bool* zeroed) noe
 inline __attribute__((always_inline)) void* take_slot(Page* page) noexcept {
   if (FreeBlock* b = page->free; STRATA_LIKELY(b != nullptr)) {
     page->free = b->next_block();
-    ++page->until_trigger;
+    ++page->used_minus_trigger;
     b->tag = nullptr;
     return b;
   }
   if (char* p = page->bump; STRATA_LIKELY(p != page->bump_end)) {
     page->bump = p + page->block_size;
-    ++page->until_trigger;
+    ++page->used_minus_trigger;
     reinterpret_cast<FreeBlock*>(p)->tag = nullptr;  // a reused block's memory holds old tags
     return p;
   }
@@ -110,7 +110,7 @@ inline __attribute__((always_inline)) void* allocate_inline(std::size_t size) no
 
 // The body of free() once p is known not to be NULL and to have a readable
 // segment header. low_bits: any value with p's low kSegmentShift bits (the
-// free gate's p - g_gate_lo, which is free once the gate is passed: the page
+// free gate's p - g_gate_base, which is free once the gate is passed: the page
 // index is read from it without a copy of p).
 inline __attribute__((always_inline)) void deallocate_nonnull(void* p, std::uintptr_t low_bits) noexcept {
   SegmentHeader* seg = segment_of(p);
@@ -134,7 +134,7 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p, std::uint
       b->tag = freed_tag(page);
       page->free = b;
       // (The class's current block never meets its trigger: sync_current.)
-      if (STRATA_UNLIKELY(--page->until_trigger == 0)) heap->on_trigger(page);
+      if (STRATA_UNLIKELY(--page->used_minus_trigger == 0)) heap->on_trigger(page);
       return;
     }
     heap->free_local_slow(page, p);
@@ -144,20 +144,20 @@ inline __attribute__((always_inline)) void deallocate_nonnull(void* p, std::uint
 }
 
 // The free gate: free() reads the segment header of p (at segment_of(p), the
-// segment of p - 1) only when p - g_gate_lo < g_gate_span, that is, when p lies
+// segment of p - 1) only when p - g_gate_base < g_gate_span, that is, when p lies
 // in the segment range (os.hpp), where every address can be read (and the
 // segment before it, for p at its start). NULL wraps around to a huge value:
 // one subtract and one compare test for NULL, for checked mode and for a
-// pointer that is no one's but ours. g_gate_lo is segment-aligned, so
-// p - g_gate_lo keeps p's low bits (deallocate_nonnull's low_bits). The gate is
+// pointer that is no one's but ours. g_gate_base is segment-aligned, so
+// p - g_gate_base keeps p's low bits (deallocate_nonnull's low_bits). The gate is
 // empty (span 0) until start-up opens it (open_free_gate), in checked mode and
 // where no range could be reserved: every pointer then takes deallocate_gated.
 // Plain, not atomic: written once at start-up, and plain loads fold into the
 // subtract and the compare.
-extern std::uintptr_t g_gate_lo __attribute__((visibility("hidden")));
+extern std::uintptr_t g_gate_base __attribute__((visibility("hidden")));
 extern std::size_t g_gate_span __attribute__((visibility("hidden")));
 inline bool in_free_gate(const void* p) noexcept {
-  return reinterpret_cast<std::uintptr_t>(p) - g_gate_lo < g_gate_span;
+  return reinterpret_cast<std::uintptr_t>(p) - g_gate_base < g_gate_span;
 }
 // Start-up, unless in checked mode: the gate lets the range's pointers through.
 void open_free_gate(AddressRange range) noexcept;
@@ -180,7 +180,7 @@ inline __attribute__((always_inline)) void deallocate_inline(void* p) noexcept {
     if (p) hardened_free(p);
     return;
   }
-  std::uintptr_t gated = reinterpret_cast<std::uintptr_t>(p) - g_gate_lo;
+  std::uintptr_t gated = reinterpret_cast<std::uintptr_t>(p) - g_gate_base;
   if (cfg::kAlwaysChecked || STRATA_UNLIKELY(gated >= g_gate_span)) {
     if (p) deallocate_gated(p);
     return;

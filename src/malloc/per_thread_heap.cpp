@@ -78,7 +78,7 @@ bool collect_remote(Page* page) noexcept {
   if (word == 0) return false;
   if (word == kReclaimedBlock) {
     page->start_fresh();
-    page->until_trigger = -static_cast<std::int32_t>(page->trigger);  // used() == 0
+    page->used_minus_trigger = -static_cast<std::int32_t>(page->trigger);  // used() == 0
     page->touched_pages = 0;  // the freeing thread discarded all of it
     return true;
   }
@@ -88,7 +88,7 @@ bool collect_remote(Page* page) noexcept {
   } else {
     page->free = remote_head(word);
   }
-  page->until_trigger -= static_cast<std::int32_t>(remote_count(word));
+  page->used_minus_trigger -= static_cast<std::int32_t>(remote_count(word));
   STRATA_ASSERT(remote_count(word) <= page->capacity() && page->used() <= page->capacity());
   return true;
 }
@@ -161,7 +161,7 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
     if (FreeBlock* b = page->free) {
       STRATA_ASSERT(reinterpret_cast<char*>(b) >= page->start() && reinterpret_cast<char*>(b) < page->objects_end());
       page->free = b->next_block();
-      ++page->until_trigger;
+      ++page->used_minus_trigger;
       b->tag = nullptr;
       return b;
     }
@@ -170,7 +170,7 @@ void* PerThreadHeap::page_take(Page* page) noexcept {
   char* p = page->bump;
   STRATA_ASSERT(page->bump_end <= page->objects_end() && p + page->block_size <= page->bump_end);
   page->bump = p + page->block_size;
-  ++page->until_trigger;
+  ++page->used_minus_trigger;
   reinterpret_cast<FreeBlock*>(p)->tag = nullptr;
   return p;
 }
@@ -220,7 +220,7 @@ void PerThreadHeap::move_to_full(std::size_t cls, Page* page) noexcept {
   page->in_full().store(true, std::memory_order_seq_cst);
   if (page->remote().load(std::memory_order_seq_cst) != 0) {
     collect_remote(page);
-    if (page->until_trigger <= 0) move_to_front(page);
+    if (page->used_minus_trigger <= 0) move_to_front(page);
   }
   sync_current(cls);
 }
@@ -266,7 +266,7 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
     while (q.scan_left > 0 && budget-- > 0 && q.full.front()) {
       Page* page = q.full.front();
       --q.scan_left;
-      if (collect_remote(page) && page->until_trigger <= 0) {
+      if (collect_remote(page) && page->used_minus_trigger <= 0) {
         // One block with room will do: the rest wait for the next refills.
         // Taking every ready block at once would retire the empty ones beyond
         // the LRU's limit (discarded, then faulted in again), when a consumer
@@ -323,7 +323,7 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
   page->share_slot_magic();
   page->cls = static_cast<std::uint8_t>(cls);
   page->start_fresh();
-  page->until_trigger = 0;
+  page->used_minus_trigger = 0;
   page->trigger = 0;
   page->flags = 0;
   page->state = PageState::kInClass;

@@ -149,7 +149,7 @@ struct PerThreadHeap {
       b->set_next(head);
       page->free = b;
     }
-    if (__builtin_expect(--page->until_trigger == 0, 0)) on_trigger(page);
+    if (__builtin_expect(--page->used_minus_trigger == 0, 0)) on_trigger(page);
   }
   // One random bit: a next_random() draw serves 63 (the top bit marks the
   // reservoir's end).

@@ -159,7 +159,7 @@ struct alignas(64) Page {
   // the full list (enough came back to move the block to the front). Keeping
   // the difference lets malloc count with one increment and free notice the
   // event with one decrement-and-test.
-  std::int32_t until_trigger;
+  std::int32_t used_minus_trigger;
   std::uint16_t trigger;
   std::uint16_t block_size;
   std::uint8_t cls;
@@ -175,10 +175,10 @@ struct alignas(64) Page {
   // ---- what freeing threads write lives in the segment header (SmallSegment::PageShared) ----
 
   std::uint32_t used() const noexcept {
-    return static_cast<std::uint32_t>(static_cast<std::int32_t>(trigger) + until_trigger);
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(trigger) + used_minus_trigger);
   }
   void set_trigger(std::uint32_t value) noexcept {
-    until_trigger = static_cast<std::int32_t>(used()) - static_cast<std::int32_t>(value);
+    used_minus_trigger = static_cast<std::int32_t>(used()) - static_cast<std::int32_t>(value);
     trigger = static_cast<std::uint16_t>(value);
   }
   // On the class's full list (written by the owner only; SmallSegment::PageShared).
@@ -249,10 +249,10 @@ struct alignas(64) Page {
     return base + offset / block_size * block_size;
   }
   // While the block waits empty in its heap's LRU (PageState::kEmptyRetained)
-  // it counts nothing, and until_trigger holds the coarse clock at which it
+  // it counts nothing, and used_minus_trigger holds the coarse clock at which it
   // emptied (fresh_page sets the count again).
-  std::uint32_t emptied_ms() const noexcept { return static_cast<std::uint32_t>(until_trigger); }
-  void set_emptied_ms(std::uint32_t ms) noexcept { until_trigger = static_cast<std::int32_t>(ms); }
+  std::uint32_t emptied_ms() const noexcept { return static_cast<std::uint32_t>(used_minus_trigger); }
+  void set_emptied_ms(std::uint32_t ms) noexcept { used_minus_trigger = static_cast<std::int32_t>(ms); }
   // Remember how far the bump pointer got (before the block is reset).
   void note_touched() noexcept {
     auto reached = static_cast<std::size_t>(bump - start());

@@ -96,14 +96,15 @@ bool is_checked(const strata_reap* reap) noexcept { return (head_of(reap).flags 
 // in the tree (noteInUse) since it was made or last cleared. It keeps the
 // window closed, so the reap's next allocation comes to the slow path, which
 // tests it together with STRATA_REAP_SLOW_CHECKED in one instruction.
-constexpr std::uint32_t kInlineClosedUnnoted = 8;
-static_assert((kInlineClosedUnnoted & (STRATA_REAP_SLOW_CHECKED | STRATA_REAP_SLOW_FREED | STRATA_REAP_SLOW_EMULATOR)) == 0);
+constexpr std::uint32_t kClosedUntilNotedInUse = 8;
+static_assert((kClosedUntilNotedInUse &
+               (STRATA_REAP_SLOW_CHECKED | STRATA_REAP_SLOW_FREED | STRATA_REAP_SLOW_EMULATOR)) == 0);
 
 // Flags the reap for the next clear of any ancestor; the window opens
 // (unless another flag holds).
 void note_in_use(strata_reap* reap) noexcept {
   reap->noteInUse();
-  reap->openInline(kInlineClosedUnnoted);
+  reap->openInline(kClosedUntilNotedInUse);
 }
 
 // STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
@@ -240,7 +241,7 @@ void forget_objects(strata_reap* reap) noexcept {
 // or cleared, or a checked reap. Out of line, so that the common slow path
 // tests both in one instruction (testb on the head's flags).
 [[gnu::noinline, gnu::cold]] void* malloc_unnoted_or_checked(strata_reap* reap, std::size_t size) noexcept {
-  if (head_of(reap).flags & kInlineClosedUnnoted) note_in_use(reap);
+  if (head_of(reap).flags & kClosedUntilNotedInUse) note_in_use(reap);
   if (is_checked(reap)) return checked_malloc(reap, size);
   return reap->malloc<false>(size);
 }
@@ -250,7 +251,7 @@ void forget_objects(strata_reap* reap) noexcept {
 void clear_one(strata_reap* reap) noexcept {
   if (is_checked(reap)) forget_objects(reap);
   reap->clear();
-  reap->closeInline(kInlineClosedUnnoted);  // the next allocation notes the reap in use
+  reap->closeInline(kClosedUntilNotedInUse);  // the next allocation notes the reap in use
 }
 
 void destroy_one(strata_reap* reap) noexcept {
@@ -293,7 +294,7 @@ strata_reap* strata_reap_create(strata_reap* parent) {
     errno = ENOMEM;
     return nullptr;
   }
-  reap->closeInline(kInlineClosedUnnoted);
+  reap->closeInline(kClosedUntilNotedInUse);
   reap->attachTo(parent);
   return reap;
 }
@@ -312,10 +313,10 @@ void strata_reap_clear(strata_reap* reap) {
 
 // Everything the inline window cannot serve: freed objects waiting, a window
 // to slide or a new chunk, larger sizes, checked reaps.
-// Every allocation after a clear comes here first (kInlineClosedUnnoted keeps
+// Every allocation after a clear comes here first (kClosedUntilNotedInUse keeps
 // the window closed), so this is where a reap is flagged for the next clear.
 void* strata_reap_malloc_slow(strata_reap* reap, size_t size) {
-  if (head_of(reap).flags & (STRATA_REAP_SLOW_CHECKED | kInlineClosedUnnoted)) [[unlikely]]
+  if (head_of(reap).flags & (STRATA_REAP_SLOW_CHECKED | kClosedUntilNotedInUse)) [[unlikely]]
     return malloc_unnoted_or_checked(reap, size);
   return reap->malloc<false>(size);
 }
