@@ -115,5 +115,6 @@ TEST(KingsleyCoalescingHeap, UsesLessOfTheBreakThanKingsleyWhenSizesChange) {
   }
   const std::size_t kingsley_bytes = SbrkHeap<>::bytes_used() - start - coalescing_bytes;
   // At least a quarter less: half of the paper's average saving (§8: 50%).
-  EXPECT_LT(coalescing_bytes * 4, kingsley_bytes * 3) << "coalescing " << coalescing_bytes << " kingsley " << kingsley_bytes;
+  EXPECT_LT(coalescing_bytes * 4, kingsley_bytes * 3)
+      << "coalescing " << coalescing_bytes << " kingsley " << kingsley_bytes;
 }

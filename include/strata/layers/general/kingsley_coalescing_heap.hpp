@@ -52,15 +52,15 @@ constexpr std::size_t bin_size(std::size_t bin) noexcept {
 
 // The chain, from what the user calls down to where memory comes from.
 using KingsleyCoalescingHeapChain =
-    SelectMmapHeap<kingsley_coalescing::kMmapThreshold,     // > 1 GiB: a mapping of its own
-      CoalesceHeap<                                         // split on malloc, merge neighbours on free
-        SegHeap<kingsley_coalescing::kNumBins,              // Kingsley's power-of-two bins: first fitting bin
-                kingsley_coalescing::bin_of,                //   size -> bin
-                kingsley_coalescing::bin_size,              //   bin -> size bound
-                AdaptHeap<DLList, NullHeap>,                //   each bin: FIFO doubly linked free chunks
-                CoalesceableHeap<                           //   no fit: a new boundary-tagged chunk
-                  SbrkHeap<>>>>,                            //     from the process break
-      MmapHeap>;                                            // where the large ones are mapped
+    SelectMmapHeap<kingsley_coalescing::kMmapThreshold,        // > 1 GiB: a mapping of its own
+                   CoalesceHeap<                               // split on malloc, merge neighbours on free
+                       SegHeap<kingsley_coalescing::kNumBins,  // Kingsley's power-of-two bins: first fitting bin
+                               kingsley_coalescing::bin_of,    //   size -> bin
+                               kingsley_coalescing::bin_size,  //   bin -> size bound
+                               AdaptHeap<DLList, NullHeap>,    //   each bin: FIFO doubly linked free chunks
+                               CoalesceableHeap<               //   no fit: a new boundary-tagged chunk
+                                   SbrkHeap<>>>>,              //     from the process break
+                   MmapHeap>;                                  // where the large ones are mapped
 
 class KingsleyCoalescingHeap : public KingsleyCoalescingHeapChain {};
 
