@@ -117,8 +117,8 @@ REASONS = {
                                                            "allocation (Vam Table 1)"),
     ("scopes", "objects_per_cpu_second"): _RATE.format("176.gcc does about 4,400 instructions per allocation "
                                                        "(Vam Table 1: 40 billion for 9M)", "3 GHz Pentium 4"),
-    ("server", "memory_operations_percent"): ("not calibrated: Apache's time went to the network and the disk; "
-                                              "ours serves requests from memory, allocating 6x its objects each"),
+    ("server", "memory_operations_percent"): ("not calibrated: Apache spent its requests' time outside the "
+                                              "allocator; ours serves them from memory, with 6x its objects each"),
     ("server", "total_objects"): "not calibrated: our requests allocate 6x Apache's objects per unit of work",
     ("server", "average_size"): "not calibrated: our request bodies and buffers are 8x Apache's mean object",
     ("server", "total_bytes"): "not calibrated: follows the objects and the mean size (above)",
@@ -176,8 +176,8 @@ def measured(profile: dict, cpu_seconds: Optional[float], memory_operations: Opt
 
 # 2002 Table 3's "memory operations (% of runtime)": the time in malloc, free and their kin, measured there with
 # a profiler on Windows XP. Here: callgrind's instructions inside those functions of the C library (inclusive:
-# everything they call), over the whole run's; deterministic, and the same at any scale once the run is past
-# its start (router: 44.8% at scale 1, 44.3% at 6).
+# everything they call), over the whole run's; deterministic, and steady across scales once the run is past its
+# start (docs/lab.md), so a small scale does.
 MEMORY_OPERATIONS = {"malloc", "free", "calloc", "realloc", "reallocarray", "aligned_alloc", "posix_memalign",
                      "memalign", "valloc", "pvalloc"}
 C_LIBRARY = "libc.so"
