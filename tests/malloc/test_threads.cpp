@@ -433,6 +433,48 @@ TEST(StrataThreads, BlocksEmptiedByAnotherThreadStayForTheirActiveOwner) {
   EXPECT_LE(reclaimed, kBlocks - strata::malloc_config::kRemoteKeepLag + 2);
 }
 
+// A block another thread empties while its owner is active goes on the
+// owner's ready list: the owner's next refill reuses it, however long its
+// full list (a producer whose older objects still live), instead of scanning
+// kFullScanBudget blocks from the oldest and faulting a fresh block in.
+TEST(StrataThreads, AnActiveOwnerReusesBlocksAnotherThreadEmptiedBeforeFreshOnes) {
+  if constexpr (strata::malloc_config::kQuarantineSlots > 0)
+    GTEST_SKIP() << "hardened build: its small-object quarantine keeps freed objects from their blocks";
+  constexpr std::size_t kSize = 4096;  // 16 objects a block
+  constexpr std::size_t kPerBlock = strata::malloc_config::kPageSize / kSize;
+  constexpr std::size_t kOldBlocks = 4 * strata::malloc_config::kFullScanBudget;
+  constexpr std::size_t kRecentBlocks = 6;
+  const auto in_time = std::chrono::milliseconds(strata::malloc_config::kRemoteKeepMs - 15);
+  auto block_of = [](void* p) { return reinterpret_cast<std::uintptr_t>(p) & ~(strata::malloc_config::kPageSize - 1); };
+  bool measured = false;
+  std::vector<std::uintptr_t> strays;
+  for (int attempt = 0; attempt < 50 && !measured; ++attempt) {
+    std::thread([&] {
+      std::vector<void*> old(kOldBlocks * kPerBlock), recent(kRecentBlocks * kPerBlock), later(recent.size());
+      for (auto& p : old) p = strata_malloc(kSize);
+      for (auto& p : recent) p = strata_malloc(kSize);
+      auto last_refill = std::chrono::steady_clock::now();
+      std::thread([&] {
+        for (void* p : recent) strata_free(p);
+      }).join();
+      bool in_window = std::chrono::steady_clock::now() - last_refill <= in_time;
+      for (auto& p : later) p = strata_malloc(kSize);
+      if (in_window) {  // else too slow to tell: again
+        measured = true;
+        std::vector<std::uintptr_t> emptied;
+        for (void* p : recent) emptied.push_back(block_of(p));
+        for (void* p : later)
+          if (std::find(emptied.begin(), emptied.end(), block_of(p)) == emptied.end()) strays.push_back(block_of(p));
+      }
+      for (void* p : later) strata_free(p);
+      for (void* p : old) strata_free(p);
+    }).join();
+  }
+  ASSERT_TRUE(measured) << "no round freed its objects within " << in_time.count() << " ms of the allocation";
+  EXPECT_TRUE(strays.empty()) << strays.size() << " of " << kRecentBlocks * kPerBlock
+                              << " objects went to other blocks than the ones the consumer emptied";
+}
+
 // A large free never waits for its arena's lock: with every arena locked (as
 // fork does), another thread's free returns at once, leaving the chunk on the
 // arena's deferred list; the next lock holder releases it.
