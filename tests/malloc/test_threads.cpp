@@ -204,6 +204,10 @@ TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
   if constexpr (strata::malloc_config::kQuarantineSlots > 0)
     GTEST_SKIP() << "hardened build: its small-object quarantine and block guards change when blocks empty and are discarded";
   constexpr std::size_t kObjects = 16 * 64 * 1024 / 256;  // 16 page blocks of 256-byte objects
+  // Blocks older than the purge delay may go when the next thread's frees
+  // overflow the retain limit: under TSan the threads take longer than the
+  // default delay. A delay no run reaches keeps this test about adoption.
+  const std::uint32_t saved_delay = strata::malloc_detail::g_purge_delay_ms.exchange(60 * 1000);
   auto fill_and_free = [] {
     std::vector<void*> objects;
     for (std::size_t i = 0; i < kObjects; ++i) objects.push_back(strata_malloc(256));
@@ -230,6 +234,7 @@ TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
     fill_and_free();
     EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), discarded);
   }).join();
+  strata::malloc_detail::g_purge_delay_ms.store(saved_delay);
 }
 
 // Blocks kept for adopters cost no RSS of their own: while an exited thread's
