@@ -97,3 +97,18 @@ def test_programs_table_gives_paired_ratios_to_glibc_and_their_geomean():
     assert any(line.startswith("| perl | 2.00 s | 3.00 [2.00-6.00] |") for line in time_rows)
     assert any(line.startswith("| geometric mean / glibc |  | **1.50** |") for line in time_rows)
     assert "| geometric mean / glibc |  | **0.50** |" in lines
+
+
+def test_standing_table_gives_libstrata_against_the_reference_and_glibc_per_part():
+    runs, program_runs = common.Measurements(), common.Measurements()
+    for rnd in range(3):
+        for name, t, m in (("glibc", 4.0, 8.0), ("mimalloc3", 2.0, 16.0), ("libstrata", 1.0, 4.0)):
+            runs.add(rnd, "churn", name, {"elapsed_s": t, "rss_peak_bytes": m})
+            program_runs.add(rnd, "lua", name, {"elapsed_s": t * 2, "rss_peak_bytes": m})
+
+    class Args:
+        reference, contenders, workloads, programs = "mimalloc3", ["glibc", "mimalloc3", "libstrata"], ["churn"], ["lua"]
+    lines = malloc.standing_table(Args, runs, program_runs)
+    assert "|  | time / mimalloc3 | peak RSS / mimalloc3 | time / glibc | peak RSS / glibc |" in lines
+    assert "| churn | 0.50 | 0.25 | 0.25 | 0.50 |" in lines
+    assert "| **geometric mean, real programs** | **0.50** | **0.25** | **0.25** | **0.50** |" in lines

@@ -432,6 +432,28 @@ def programs_table(args, runs) -> list:
     return lines + [f"- {n}: {PROGRAMS[n].description}" for n in args.programs] + [""]
 
 
+def standing_table(args, runs, program_runs) -> list:
+    """Where libstrata stands: its paired time and peak-RSS ratios to the
+    reference and to glibc on every workload and real program, with the
+    geometric mean of each part (docs/benchmarks-malloc.md opens with it)."""
+    bases = [b for b in dict.fromkeys([args.reference, "glibc"]) if b and b in args.contenders and b != "libstrata"]
+    if "libstrata" not in args.contenders or not bases:
+        return []
+    header = ["", *[f"{what} / {b}" for b in bases for what in ("time", "peak RSS")]]
+    rows = []
+    for part, measured, names in (("standard suite", runs, args.workloads),
+                                  ("real programs", program_runs, args.programs)):
+        if not names:
+            continue
+        ratios = {n: [measured.ratio(n, "libstrata", b, key) for b in bases for key in ("elapsed_s", "rss_peak_bytes")]
+                  for n in names}
+        rows += [[n, *[f"{r:.2f}" for r in ratios[n]]] for n in names]
+        rows.append([f"**geometric mean, {part}**",
+                     *[f"**{common.geomean(r[i] for r in ratios.values()):.2f}**" for i in range(2 * len(bases))]])
+    return ["### where libstrata stands (paired ratios, medians over rounds; < 1 is better)", ""] + common.table(
+        header, rows, "l" + "r" * (len(header) - 1)) + [""]
+
+
 def callgrind_table(args, contenders: dict) -> list:
     ref = args.reference
     per_reference = {name: [] for name in contenders}  # instruction ratios against the reference
@@ -482,6 +504,7 @@ def command(args) -> int:
            "(< 1 is faster). Spread: (max - min) / median of the time over the rounds. "
            "CPU: user + system time of the process (wait4), paired ratios likewise. "
            "Memory: peak RSS of the process; RSS growth = peak RSS - RSS before the work.", ""]
+    out += standing_table(args, runs, program_runs)
     out += goal_table(args, runs)
     out += reference_table(args, runs)
     for workload in args.workloads:
