@@ -267,7 +267,7 @@ TEST_F(StrataHardenedDeathTest, WriteAfterFreeOfTheFirstWordsLeavingTheQuarantin
         {
           auto* p = static_cast<char*>(strata_malloc(32));
           strata_free(p);
-          p[at] = 1;  // the bug
+          p[at] ^= 1;  // the bug (a flip: byte 8 is the freed tag, which may hold 1)
           for (int i = 0; i < 600; ++i)
             strata_free(strata_malloc(48 + 16 * (i % 4)));  // other classes: p is not reused
         },
