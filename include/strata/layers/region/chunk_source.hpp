@@ -166,12 +166,19 @@ inline void unmap_or_cache(void* p, std::size_t bytes) noexcept {
   if (!kept) platform::unmap_pages(p, bytes);
 }
 
+// Mappings of at least this size are asked to be backed by transparent huge
+// pages: a region fills its chunks in address order, so a 2 MiB page is used
+// whole, and a new 64 MiB chunk faults 32 times instead of 16384 (the faults,
+// not the bump, were most of a new arena's time: docs/benchmarks-reap.md).
+inline constexpr std::size_t kHugePageChunk = std::size_t{4} << 20;
+
 class ChunkSource {
  public:
   // bytes is a multiple of the page size. nullptr + ENOMEM when the kernel says no.
   void* map(std::size_t bytes) noexcept {
     void* p = map_hidden(bytes);
     if (p == nullptr) return nullptr;
+    if (bytes >= kHugePageChunk) platform::advise_huge_pages(p, bytes);  // a hint: refused is fine
     account(bytes);
     return p;
   }
