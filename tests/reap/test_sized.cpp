@@ -256,7 +256,8 @@ TEST(ThreadChunkCache, ADroppedReapsChunksGoToTheNextReap) {
 
 TEST(ThreadChunkCache, BoundedAndReturnedOnTheClock) {
   using strata::layers::ThreadMappingCache;
-  ThreadMappingCache cache;  // a private one: the bound and the clock alone
+  const auto keep = std::chrono::milliseconds(300);
+  ThreadMappingCache cache(keep);  // a private one, on a short clock
   const std::size_t chunk = std::size_t{32} << 20;
   std::size_t given = 0;
   for (int i = 0; i < 12; ++i) {
@@ -272,7 +273,7 @@ TEST(ThreadChunkCache, BoundedAndReturnedOnTheClock) {
   ASSERT_NE(taken, nullptr);
   EXPECT_EQ(cache.take(chunk + 4096), nullptr) << "exact sizes only";
   strata::platform::unmap_pages(taken, chunk);
-  std::this_thread::sleep_for(strata::layers::kThreadCacheSeconds + std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(keep + std::chrono::milliseconds(100));
   EXPECT_EQ(cache.take(chunk), nullptr) << "after the clock, everything went back";
   EXPECT_EQ(cache.heldBytes(), 0u);
   cache.close();

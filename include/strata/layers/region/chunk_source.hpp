@@ -74,14 +74,22 @@ class MappingCache {
 // afresh each time (the kernel zeroes each one), where a malloc-based arena
 // reuses its heap's memory. Bounded twice: at most kThreadCachedBytes and
 // kThreadCachedMappings, oldest out first; and a mapping not taken again
-// within kThreadCacheSeconds goes back at the cache's next use (the clock).
-// A thread's cache goes back when the thread ends.
+// within kThreadCacheSeconds goes back at the cache's next use (the clock:
+// long enough for a program that makes a big arena every few seconds). A
+// thread's cache goes back when the thread ends.
+// Not transparent huge pages: they made a new arena's faults cheap, but a
+// fault that has to compact memory first stalled a round for 2.5x its time
+// (docs/benchmarks-reap.md).
 inline constexpr std::size_t kThreadCachedBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kThreadCachedMappings = 24;
-inline constexpr std::chrono::steady_clock::duration kThreadCacheSeconds = std::chrono::seconds(1);
+inline constexpr std::chrono::steady_clock::duration kThreadCacheSeconds = std::chrono::seconds(30);
 
 class ThreadMappingCache {
  public:
+  // keep: the clock (kThreadCacheSeconds; tests use a shorter one).
+  constexpr explicit ThreadMappingCache(std::chrono::steady_clock::duration keep = kThreadCacheSeconds) noexcept
+      : keep_(keep) {}
+
   // A cached mapping of exactly bytes, or nullptr.
   void* take(std::size_t bytes) noexcept {
     expire(std::chrono::steady_clock::now());
@@ -130,7 +138,7 @@ class ThreadMappingCache {
     std::chrono::steady_clock::time_point given{};
   };
   void expire(std::chrono::steady_clock::time_point now) noexcept {
-    while (count_ != 0 && now - slots_[0].given > kThreadCacheSeconds) unmapAt(0);
+    while (count_ != 0 && now - slots_[0].given > keep_) unmapAt(0);
   }
   void removeAt(std::size_t i) noexcept {
     held_ -= slots_[i].bytes;
@@ -144,6 +152,7 @@ class ThreadMappingCache {
     platform::unmap_pages(base, bytes);
   }
 
+  std::chrono::steady_clock::duration keep_;
   Slot slots_[kThreadCachedMappings] = {};  // oldest first
   std::size_t count_ = 0;
   std::size_t held_ = 0;
@@ -166,19 +175,12 @@ inline void unmap_or_cache(void* p, std::size_t bytes) noexcept {
   if (!kept) platform::unmap_pages(p, bytes);
 }
 
-// Mappings of at least this size are asked to be backed by transparent huge
-// pages: a region fills its chunks in address order, so a 2 MiB page is used
-// whole, and a new 64 MiB chunk faults 32 times instead of 16384 (the faults,
-// not the bump, were most of a new arena's time: docs/benchmarks-reap.md).
-inline constexpr std::size_t kHugePageChunk = std::size_t{4} << 20;
-
 class ChunkSource {
  public:
   // bytes is a multiple of the page size. nullptr + ENOMEM when the kernel says no.
   void* map(std::size_t bytes) noexcept {
     void* p = map_hidden(bytes);
     if (p == nullptr) return nullptr;
-    if (bytes >= kHugePageChunk) platform::advise_huge_pages(p, bytes);  // a hint: refused is fine
     account(bytes);
     return p;
   }
