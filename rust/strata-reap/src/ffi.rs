@@ -60,8 +60,12 @@ extern "C" {
     pub(crate) fn strata_reap_destroy(reap: *mut RawReap);
     pub(crate) fn strata_reap_clear(reap: *mut RawReap);
     pub(crate) fn strata_reap_malloc_sized_slow(reap: *mut RawReap, size: usize) -> *mut u8;
-    pub(crate) fn strata_reap_realloc_sized(reap: *mut RawReap, ptr: *mut u8, old_size: usize, new_size: usize)
-        -> *mut u8;
+    pub(crate) fn strata_reap_realloc_sized(
+        reap: *mut RawReap,
+        ptr: *mut u8,
+        old_size: usize,
+        new_size: usize,
+    ) -> *mut u8;
     pub(crate) fn strata_reap_aligned_alloc(reap: *mut RawReap, alignment: usize, size: usize) -> *mut u8;
     pub(crate) fn strata_reap_free_sized(reap: *mut RawReap, ptr: *mut u8, size: usize);
     pub(crate) fn strata_reap_get_stats(reap: *const RawReap, stats: *mut RawStats);

@@ -278,7 +278,8 @@ impl Reap {
             let object = (*cursor).bump;
             // Size 0 and absurd sizes wrap `slot - 1` to huge: the C library's.
             let slot = slot_of(size);
-            if slot.wrapping_sub(1) < ffi::SIZED_MAX_SLOT && slot.wrapping_sub(1) < (*cursor).limit.wrapping_sub(object) {
+            if slot.wrapping_sub(1) < ffi::SIZED_MAX_SLOT && slot.wrapping_sub(1) < (*cursor).limit.wrapping_sub(object)
+            {
                 (*cursor).bump = object + slot;
                 // As strata/reap.h: the stream ahead into L1 (a prefetch
                 // never faults).
