@@ -103,7 +103,7 @@ class ReapSession {
 
   void create() {
     const int r = in_.byte() % kReaps;
-    const int p = in_.byte() % (2 * (kReaps + 1));  // modulo kReaps + 1: kReaps, or an empty slot: a root
+    const int p = in_.byte() % (2 * (kReaps + 1));   // modulo kReaps + 1: kReaps, or an empty slot: a root
     const bool sized = (p / (kReaps + 1)) % 2 == 1;  // the byte's high part picks the kind
     if (reaps_[r].reap != nullptr) return;
     const int parent = p % (kReaps + 1) < kReaps && reaps_[p % (kReaps + 1)].reap != nullptr ? p % (kReaps + 1) : -1;
@@ -146,8 +146,10 @@ class ReapSession {
   void release(LiveObject& o) {
     if (!o.live()) return;
     verify(o);
-    if (reaps_[o.owner].sized) strata_reap_free_sized(reaps_[o.owner].reap, o.ptr, o.size);
-    else strata_reap_free(reaps_[o.owner].reap, o.ptr);
+    if (reaps_[o.owner].sized)
+      strata_reap_free_sized(reaps_[o.owner].reap, o.ptr, o.size);
+    else
+      strata_reap_free(reaps_[o.owner].reap, o.ptr);
     LiveObjects::forget(o);
   }
 
@@ -252,15 +254,19 @@ class ReapSession {
     objects_.for_each_live([&](LiveObject& o) {
       if (o.owner != r) return;
       ++objects;
-      if (!reaps_[r].sized) bytes += strata_reap_usable_size(reaps_[r].reap, o.ptr);
-      else if (o.size > STRATA_REAP_SIZED_MAX_SLOT) mapped = true;
-      else bytes += sized_slot(o.size);
+      if (!reaps_[r].sized)
+        bytes += strata_reap_usable_size(reaps_[r].reap, o.ptr);
+      else if (o.size > STRATA_REAP_SIZED_MAX_SLOT)
+        mapped = true;
+      else
+        bytes += sized_slot(o.size);
     });
     strata_reap_stats stats;
     strata_reap_get_stats(reaps_[r].reap, &stats);
     if (reaps_[r].sized) {
       expect(stats.objects_live == STRATA_REAP_UNCOUNTED, "stats: a sized reap counted objects", reaps_[r].reap);
-      if (!mapped) expect(stats.bytes_live == bytes, "stats: bytes_live, model", reaps_[r].reap, stats.bytes_live, bytes);
+      if (!mapped)
+        expect(stats.bytes_live == bytes, "stats: bytes_live, model", reaps_[r].reap, stats.bytes_live, bytes);
       return;
     }
     expect(stats.objects_live == objects, "stats: objects_live, model", reaps_[r].reap, stats.objects_live, objects);

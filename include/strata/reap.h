@@ -153,16 +153,16 @@ static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
  * on it (16-byte alignment for the first two); free those with the size too. */
 
 /* A new empty sized reap, the child of parent (NULL: a root; either kind). */
-strata_reap *strata_reap_create_sized(strata_reap *parent);
+strata_reap* strata_reap_create_sized(strata_reap* parent);
 
 /* The out-of-line part of strata_reap_malloc_sized. */
-void *strata_reap_malloc_sized_slow(strata_reap *reap, size_t size);
+void* strata_reap_malloc_sized_slow(strata_reap* reap, size_t size);
 
 /* size bytes aligned to STRATA_REAP_SIZED_GRANULE; free with
  * strata_reap_free_sized(reap, p, size). size 0 gives a unique pointer. On a
  * tagged reap this is strata_reap_malloc. Inline: the bump alone. */
-static inline void *strata_reap_malloc_sized(strata_reap *reap, size_t size) {
-  strata_reap_sized_cursor *cursor = &((strata_reap_head *)(void *)reap)->sized;
+static inline void* strata_reap_malloc_sized(strata_reap* reap, size_t size) {
+  strata_reap_sized_cursor* cursor = &((strata_reap_head*)(void*)reap)->sized;
   const uintptr_t object = cursor->bump;
   /* Size 0 and absurd sizes wrap slot - 1 to huge: the library's. */
   const size_t slot = (size + STRATA_REAP_SIZED_GRANULE - 1) & ~(size_t)(STRATA_REAP_SIZED_GRANULE - 1);
@@ -172,9 +172,9 @@ static inline void *strata_reap_malloc_sized(strata_reap *reap, size_t size) {
 #endif
     cursor->bump = object + slot;
 #if defined(__GNUC__)
-    __builtin_prefetch((const void *)(object + STRATA_REAP_PREFETCH_AHEAD), 1, 3);
+    __builtin_prefetch((const void*)(object + STRATA_REAP_PREFETCH_AHEAD), 1, 3);
 #endif
-    return (void *)object;
+    return (void*)object;
   }
   return strata_reap_malloc_sized_slow(reap, size);
 }
@@ -184,13 +184,13 @@ static inline void *strata_reap_malloc_sized(strata_reap *reap, size_t size) {
  * of a realloc_sized, its new size). NULL: no-op. A checked reap aborts on a
  * wrong size, a double free or a foreign pointer, naming the address. On a
  * tagged reap this is strata_reap_free. */
-void strata_reap_free_sized(strata_reap *reap, void *ptr, size_t size);
+void strata_reap_free_sized(strata_reap* reap, void* ptr, size_t size);
 
 /* realloc for a sized reap (old_size: the size ptr was allocated with). The
  * object the reap bumped last grows and shrinks in place, as an obstack's top
  * does; others move (contents kept up to the smaller size). ptr NULL acts as
  * malloc_sized; on failure NULL, and the old object is left intact. */
-void *strata_reap_realloc_sized(strata_reap *reap, void *ptr, size_t old_size, size_t new_size);
+void* strata_reap_realloc_sized(strata_reap* reap, void* ptr, size_t old_size, size_t new_size);
 
 /* Zeroed memory for count * size bytes; NULL + ENOMEM when that overflows. */
 void *strata_reap_calloc(strata_reap *reap, size_t count, size_t size);
@@ -210,7 +210,7 @@ void strata_reap_free(strata_reap *reap, void *ptr);
 size_t strata_reap_usable_size(const strata_reap *reap, const void *ptr);
 
 /* What one reap holds (its descendants are not included). */
-#define STRATA_REAP_UNCOUNTED ((size_t)-1) /* objects_live of a sized reap */
+#define STRATA_REAP_UNCOUNTED ((size_t) - 1) /* objects_live of a sized reap */
 typedef struct strata_reap_stats {
   size_t bytes_live;   /* usable bytes of the objects currently allocated (a sized reap: their slots) */
   size_t objects_live; /* number of objects currently allocated, or STRATA_REAP_UNCOUNTED */

@@ -11,6 +11,7 @@
 // inline fast path and one predictable branch in free.
 #include "strata/reap.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -19,7 +20,6 @@
 #include <mutex>
 #include <new>
 #include <type_traits>
-#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -117,20 +117,24 @@ bool is_checked(const strata_reap* reap) noexcept { return (head_of(reap).flags 
 // window closed, so the reap's next allocation comes to the slow path, which
 // tests it together with STRATA_REAP_SLOW_CHECKED in one instruction.
 constexpr std::uint32_t kClosedUntilNotedInUse = 8;
-static_assert((kClosedUntilNotedInUse & (STRATA_REAP_SLOW_CHECKED | STRATA_REAP_SLOW_FREED |
-                                         STRATA_REAP_SLOW_EMULATOR | STRATA_REAP_SLOW_SIZED)) == 0);
+static_assert((kClosedUntilNotedInUse & (STRATA_REAP_SLOW_CHECKED | STRATA_REAP_SLOW_FREED | STRATA_REAP_SLOW_EMULATOR |
+                                         STRATA_REAP_SLOW_SIZED)) == 0);
 
 // Flags the reap for the next clear of any ancestor; the window opens
 // (unless another flag holds).
 void note_in_use(strata_reap* reap) noexcept {
   reap->noteInUse();
-  if (reap->is_sized) sized(reap).openInline(kClosedUntilNotedInUse);
-  else tagged(reap).openInline(kClosedUntilNotedInUse);
+  if (reap->is_sized)
+    sized(reap).openInline(kClosedUntilNotedInUse);
+  else
+    tagged(reap).openInline(kClosedUntilNotedInUse);
 }
 
 void close_inline(strata_reap* reap, std::uint32_t reason) noexcept {
-  if (reap->is_sized) sized(reap).closeInline(reason);
-  else tagged(reap).closeInline(reason);
+  if (reap->is_sized)
+    sized(reap).closeInline(reason);
+  else
+    tagged(reap).closeInline(reason);
 }
 
 // STRATA_REAP_CHECK: unset (checked under Valgrind only), "0" (never, e.g. to
@@ -220,8 +224,10 @@ std::size_t exposed_size(strata_reap* reap, void* ptr, std::size_t size) noexcep
     std::lock_guard lock(check_mutex());
     reap->check->objects[ptr] = CheckedObject{true, size};
   } catch (...) {
-    if (reap->is_sized) sized(reap).free<true>(ptr, size);
-    else tagged(reap).free<true>(ptr);
+    if (reap->is_sized)
+      sized(reap).free<true>(ptr, size);
+    else
+      tagged(reap).free<true>(ptr);
     errno = ENOMEM;
     return nullptr;
   }
@@ -248,8 +254,7 @@ std::size_t exposed_size(strata_reap* reap, void* ptr, std::size_t size) noexcep
 // A checked reap of either kind freed with a size: the size must be the one
 // asked (a sized reap) or fit the object (a tagged reap, whose tag knows only
 // its slot).
-[[gnu::noinline, gnu::cold]] void checked_free_sized(const char* call, strata_reap* reap, void* ptr,
-                                                      std::size_t size) {
+[[gnu::noinline, gnu::cold]] void checked_free_sized(const char* call, strata_reap* reap, void* ptr, std::size_t size) {
   {
     std::lock_guard lock(check_mutex());
     CheckedObject& object = require_live(call, reap, ptr);
@@ -259,8 +264,10 @@ std::size_t exposed_size(strata_reap* reap, void* ptr, std::size_t size) noexcep
     object.live = false;
   }
   instrument::object_free(reap, ptr, exposed_size(reap, ptr, size));
-  if (reap->is_sized) sized(reap).free<true>(ptr, size);
-  else tagged(reap).free<true>(ptr);
+  if (reap->is_sized)
+    sized(reap).free<true>(ptr, size);
+  else
+    tagged(reap).free<true>(ptr);
 }
 
 bool start_checking(strata_reap* reap) noexcept {
@@ -328,21 +335,27 @@ void* sized_malloc_aligned(strata_reap* reap, std::size_t size, std::size_t alig
 
 void clear_one(strata_reap* reap) noexcept {
   if (reap->checked) forget_objects(reap);
-  if (reap->is_sized) sized(reap).clear();
-  else tagged(reap).clear();
+  if (reap->is_sized)
+    sized(reap).clear();
+  else
+    tagged(reap).clear();
   close_inline(reap, kClosedUntilNotedInUse);  // the next allocation notes the reap in use
 }
 
 // Runs the destructor of the reap's own kind.
 void destruct(strata_reap* reap) noexcept {
-  if (reap->is_sized) static_cast<SizedReap*>(reap)->~SizedReap();
-  else static_cast<TaggedReap*>(reap)->~TaggedReap();
+  if (reap->is_sized)
+    static_cast<SizedReap*>(reap)->~SizedReap();
+  else
+    static_cast<TaggedReap*>(reap)->~TaggedReap();
 }
 
 void destroy_one(strata_reap* reap) noexcept {
   if (reap->checked) stop_checking(reap);
-  if (reap->is_sized) sized(reap).releaseAll();
-  else tagged(reap).releaseAll();
+  if (reap->is_sized)
+    sized(reap).releaseAll();
+  else
+    tagged(reap).releaseAll();
   void* const base = reap->mapping;
   const std::size_t bytes = reap->mapping_bytes;
   destruct(reap);
@@ -477,7 +490,8 @@ void* strata_reap_realloc_sized(strata_reap* reap, void* ptr, size_t old_size, s
   if (reap->checked) {
     std::lock_guard lock(check_mutex());
     const CheckedObject& object = require_live("strata_reap_realloc_sized", reap, ptr);
-    if (object.size != old_size) wrong_size("strata_reap_realloc_sized", reap, ptr, old_size, "allocated with", object.size);
+    if (object.size != old_size)
+      wrong_size("strata_reap_realloc_sized", reap, ptr, old_size, "allocated with", object.size);
     // A checked reap keeps every object's recorded size: it always moves.
   } else if (sized_in_stream(old_size) && sized_in_stream(new_size)) {
     const std::size_t old_slot = sized_slot_taken(old_size), new_slot = sized_slot_taken(new_size);

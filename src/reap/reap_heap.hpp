@@ -56,19 +56,19 @@ using ReapTree = NestedHeap<ReapNode>;
 
 // A tagged reap (strata_reap_create): free(p) finds the size in a tag.
 using TaggedReapHeap =
-    ClearOptimizedHeap<      // freed objects first (best fit; a cut slot's rest bumped through), else bump
-    TaggedStreamHeap<        // one bump stream for all sizes, one-byte boundary tags; huge objects mapped alone
-    RegionChunkHeap<         // runs from chunks >= 8 KiB growing x2; clear replays the used ones
-    ChunkSource>,            // mmap via strata::platform (plus small process-wide and per-thread caches)
-    strata_reap_head>, kReapWaitBytes>;     // the stream's cursor is the reap's public head
+    ClearOptimizedHeap<        // freed objects first (best fit; a cut slot's rest bumped through), else bump
+        TaggedStreamHeap<      // one bump stream for all sizes, one-byte boundary tags; huge objects mapped alone
+            RegionChunkHeap<   // runs from chunks >= 8 KiB growing x2; clear replays the used ones
+                ChunkSource>,  // mmap via strata::platform (plus small process-wide and per-thread caches)
+            strata_reap_head>,
+        kReapWaitBytes>;  // the stream's cursor is the reap's public head
 
 // A sized reap (strata_reap_create_sized): the caller gives the size at free,
 // so objects carry nothing (sized_stream_heap.hpp).
-using SizedReapHeap =
-    SizedReuseHeap<          // freed objects first (size-class lists, longer slots cut), else bump
-    SizedStreamHeap<         // one bump stream, 8-byte slots, no tags; huge objects mapped alone
-    RegionChunkHeap<ChunkSource>,
-    strata_reap_sized_cursor>, kReapWaitBytes>;  // the cursor is the head's sized window
+using SizedReapHeap = SizedReuseHeap<  // freed objects first (size-class lists, longer slots cut), else bump
+    SizedStreamHeap<                   // one bump stream, 8-byte slots, no tags; huge objects mapped alone
+        RegionChunkHeap<ChunkSource>, strata_reap_sized_cursor>,
+    kReapWaitBytes>;  // the cursor is the head's sized window
 
 // The chain keeps the project's heap contract.
 static_assert(strata::layers::SizedHeap<TaggedReapHeap> && strata::layers::ClearableHeap<TaggedReapHeap>);

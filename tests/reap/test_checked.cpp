@@ -105,8 +105,9 @@ TEST_F(ReapChecked, SizedFreeWithTheWrongSizeAborts) {
   // 24 and 20 share a slot: a sized reap checks the size asked, not the slot.
   EXPECT_DEATH(strata_reap_free_sized(reap, p, 20),
                message("strata_reap_free_sized", reap, p, "wrong size: freed with 20 bytes, allocated with 24"));
-  EXPECT_DEATH(strata_reap_free_sized(reap, large, 24),
-               message("strata_reap_free_sized", reap, large, "wrong size: freed with 24 bytes, allocated with 100000"));
+  EXPECT_DEATH(
+      strata_reap_free_sized(reap, large, 24),
+      message("strata_reap_free_sized", reap, large, "wrong size: freed with 24 bytes, allocated with 100000"));
   EXPECT_DEATH(strata_reap_realloc_sized(reap, p, 32, 64),
                message("strata_reap_realloc_sized", reap, p, "wrong size: freed with 32 bytes, allocated with 24"));
   // A tagged reap knows only the slot: a size beyond it is caught.

@@ -161,8 +161,8 @@ class ThreadMappingCache {
 
 // Fresh mappings, from a cache or the kernel, hidden until handed out.
 inline void* map_hidden(std::size_t bytes) noexcept {
-  void* p = bytes <= kMaxCachedMapping ? MappingCache::instance().take(bytes)
-                                       : ThreadMappingCache::instance().take(bytes);
+  void* p =
+      bytes <= kMaxCachedMapping ? MappingCache::instance().take(bytes) : ThreadMappingCache::instance().take(bytes);
   if (p == nullptr) p = platform::map_pages(bytes);
   if (p != nullptr) instrument::hide(p, bytes);
   return p;

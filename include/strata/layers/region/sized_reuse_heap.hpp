@@ -38,7 +38,7 @@ template <class Super, std::size_t WaitBytes = 0>
 class SizedReuseHeap : public Super {
   static constexpr std::size_t kSmallSlots = 256;  // lists by granules: slots up to 2 KiB
   static constexpr std::size_t kMaxSmallSlot = kSmallSlots * kSizedGranule;
-  static constexpr std::size_t kLargeLists = 64;   // by floor(log2(slot bytes))
+  static constexpr std::size_t kLargeLists = 64;  // by floor(log2(slot bytes))
 
  public:
   template <bool kInstrumented = false>

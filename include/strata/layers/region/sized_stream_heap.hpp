@@ -55,7 +55,9 @@ constexpr std::size_t sized_slot_of(std::size_t size) noexcept {
   return (size + kSizedGranule - 1) & ~(kSizedGranule - 1);
 }
 // The slot a size really occupies (size 0 takes one granule).
-constexpr std::size_t sized_slot_taken(std::size_t size) noexcept { return std::max(sized_slot_of(size), kSizedGranule); }
+constexpr std::size_t sized_slot_taken(std::size_t size) noexcept {
+  return std::max(sized_slot_of(size), kSizedGranule);
+}
 // An object of this size lives in the stream (else in a mapping of its own).
 constexpr bool sized_in_stream(std::size_t size) noexcept { return size <= kMaxSizedSlot; }
 
@@ -168,9 +170,7 @@ class SizedStreamHeap : public Super {
   }
 
  private:
-  void refreshWindow() noexcept {
-    cursor_->limit = cursor_->flags != 0 ? cursor_->bump : run_end_;
-  }
+  void refreshWindow() noexcept { cursor_->limit = cursor_->flags != 0 ? cursor_->bump : run_end_; }
 
   void rewindStream() noexcept {
     cursor_->bump = run_begin_;
