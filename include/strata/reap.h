@@ -9,7 +9,8 @@
  * Threads: one reap is used by one thread at a time (the caller serialises);
  * different reaps may be used on different threads at the same time.
  *
- * Results are aligned to at least 16 bytes. Out of memory is NULL with errno
+ * Results are aligned to at least 16 bytes (strata_reap_malloc_sized's: 8,
+ * see sized reaps below). Out of memory is NULL with errno
  * ENOMEM; the reap stays usable. Link with -lstrata-reap (pkg-config
  * strata-reap, CMake strata::reap), or with -lstrata-reap-emulator for the
  * same API over plain malloc/free (see docs/reaps.md).
