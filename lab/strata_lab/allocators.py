@@ -120,10 +120,10 @@ REGISTRY = {e.name: e for e in [
           "make build (builds src/layered/libstrata-kingsley.so)", BUILT_HERE),
     Entry("lea", Built("src/layered/libstrata-lea.so"), "make build (builds src/layered/libstrata-lea.so)",
           BUILT_HERE),
-    # The hand-written Kingsley of bench/layers (the layers' yardstick, 2001 Table 5/6) and Vam's variants
-    # composed from the layers (Vam Table 2: src/layered/vam_variants.hpp).
+    # The hand-written Kingsley of bench/layers (the layers' yardstick, 2001 Table 5/6), KingsleyHeap with
+    # coalescing (2001 §8) and Vam's variants composed from the layers (Vam Table 2: src/layered/vam_variants.hpp).
     *[Entry(name, Built(f"src/layered/libstrata-{name}.so"), f"make build (builds src/layered/libstrata-{name}.so)",
-            BUILT_HERE) for name in ("kingsley-hand", "vam", "vam-header", "vam-coarse")],
+            BUILT_HERE) for name in ("kingsley-hand", "kingsley-coal", "vam", "vam-header", "vam-coarse")],
     # Not packaged by Debian: built from their crates.io sources by `make peers`.
     Entry("mimalloc3", Built("mimalloc3/libmimalloc.so", root="peers"),
           "make peers (tools/peers/build.sh, needs cargo; or set STRATA_LAB_PEERS_DIR)", PEERS_NOTE),

@@ -18,7 +18,7 @@ INT_FIELDS = {"round", "order", "scale", "seed", "peak_rss_bytes", "parent_rss_b
               "prefetch_memory_pages", "prefetch_misses", "prefetchable"}
 FLOAT_FIELDS = {"program_seconds", "precondition_seconds", "wall_seconds", "fragmentation", "seconds",
                 "average_size", "total_to_peak_bytes", "total_drag", "cpu_seconds",
-                "program_cpu_seconds"}
+                "program_cpu_seconds", "memory_operations_percent"}
 
 
 def _typed(row: dict) -> dict:

@@ -321,8 +321,6 @@ def _layer_programs():
                                                    INCONCLUSIVE: straddle(k, 1.02)},
             "heap-layers.lea-programs-time": {HELD: pair(lea, 1.07), NOT_HELD: pair(lea, 1.4),
                                               INCONCLUSIVE: straddle(lea, 1.2)},
-            "heap-layers.kingsley-programs-memory": {HELD: memory("kingsley", 1.0), NOT_HELD: memory("kingsley", 2.0),
-                                                     INCONCLUSIVE: memory("kingsley", 1.11, WIDE)},
             "heap-layers.lea-programs-memory": {HELD: memory("lea", 1.0), NOT_HELD: memory("lea", 2.0),
                                                 INCONCLUSIVE: memory("lea", 1.19, WIDE)},
             # 2001 §8: coalescing halves KingsleyHeap's memory; held at half of it (0.75)

@@ -23,8 +23,11 @@ namespace {
 std::size_t small_usable_size(SmallSegment* seg, const void* p, Use use) noexcept {
   Page* page = seg->page_of(p);
   auto* object = static_cast<char*>(const_cast<void*>(p));
-  if (cfg::kHardened || STRATA_UNLIKELY(!passes_free_checks(page, p)))
+  if constexpr (cfg::kHardened) {
+    object = static_cast<char*>(hardened_live_object(page, object, seg->header.owner == tl_heap, use));
+  } else if (STRATA_UNLIKELY(!passes_free_checks(page, p))) {
     object = static_cast<char*>(small_live_object(page, object, seg->header.owner == tl_heap, use));
+  }
   if constexpr (cfg::kCanaryBytes > 0) return hardened_usable_size(object, page, p);  // the recorded request
   return static_cast<std::size_t>(object + page->block_size - cfg::kCanaryBytes - static_cast<const char*>(p));
 }

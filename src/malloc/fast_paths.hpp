@@ -40,6 +40,8 @@ constexpr std::size_t kMaxRequest = std::size_t{1} << 62;  // beyond: ENOMEM wit
 
 // The calling thread's heap; claims one on its first allocation (startup.cpp).
 PerThreadHeap* claim_thread_heap() noexcept;
+// The thread's heap was given up at its exit (startup.cpp, on_thread_exit).
+extern thread_local constinit bool tl_heap_given_up __attribute__((tls_model("initial-exec"), visibility("hidden")));
 inline PerThreadHeap* thread_heap() noexcept {
   if (PerThreadHeap* heap = tl_heap; heap != &g_no_heap) return heap;
   return claim_thread_heap();

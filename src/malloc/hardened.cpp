@@ -301,9 +301,34 @@ bool owner_frees_live_slot(const Page* page, const void* p) noexcept {
   return page->is_slot_start(p) && static_cast<const char*>(p) < page->bump &&
          static_cast<const FreeBlock*>(p)->tag != freed_tag(page);
 }
-void* live_object_to_free(Page* page, void* p, bool owner) noexcept {
-  if (STRATA_LIKELY(owner && owner_frees_live_slot(page, p))) return p;
-  return small_live_object(page, p, owner, Use::kFree);
+// The same for another thread's object, by what a freeing thread may read:
+// the block's end first (the tag of a slot start past the last slot would be
+// read from the guard page), then the default build's remote free checks
+// (the shared slot magic, 0 for a block not in use, and the tag).
+bool other_frees_live_slot(const Page* page, const void* p) noexcept {
+  auto offset = reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1);
+  return offset + page->block_size <= kBlockObjectBytes && passes_free_checks(page, p);
+}
+}  // namespace
+
+void* hardened_live_object(Page* page, void* p, bool owner, Use use) noexcept {
+  if (STRATA_LIKELY(owner ? owner_frees_live_slot(page, p) : other_frees_live_slot(page, p))) return p;
+  return small_live_object(page, p, owner, use);
+}
+
+namespace {
+
+// A thread that frees before it ever allocates (a consumer) takes a heap
+// here, for its own quarantine ring: the shared ring costs every such free
+// two atomic operations on lines all those threads share. Not once its heap
+// is given up (thread exit): its last frees go to the shared ring.
+PerThreadHeap* freeing_heap() noexcept {
+  PerThreadHeap* heap = tl_heap;
+  if (STRATA_LIKELY(heap != &g_no_heap) || cfg::kQuarantineSlots == 0 || tl_heap_given_up) return heap;
+  int saved = errno;  // free never sets errno
+  heap = claim_thread_heap();
+  errno = saved;
+  return heap ? heap : &g_no_heap;
 }
 
 // The tail word and the slack's first word (cfg::kCanaryBytes).
@@ -315,9 +340,9 @@ __attribute__((always_inline)) inline void check_canary(void* object, const Page
 
 // Every small free but the fast one in hardened_free.
 __attribute__((noinline)) void free_small(SmallSegment* seg, void* p) noexcept {
-  PerThreadHeap* heap = tl_heap;
+  PerThreadHeap* heap = freeing_heap();
   Page* page = seg->page_of(p);
-  void* object = live_object_to_free(page, p, seg->header.owner == heap);
+  void* object = hardened_live_object(page, p, seg->header.owner == heap, Use::kFree);
   check_canary(object, page, p);
   if constexpr (cfg::kZeroOnFree) zero_slot(object, page);
   static_cast<FreeBlock*>(object)->tag = freed_tag(page);

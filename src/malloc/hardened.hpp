@@ -13,6 +13,10 @@ struct Page;
 // malloc: a small request's size recorded in its slot's tail word (its slack
 // stays zero), the slot checked to be still zero (write after free).
 void* hardened_allocate(std::size_t size) noexcept;
+// small_live_object (per_thread_heap.hpp) with free's common cases first:
+// the owner's slot start below the bump pointer, another thread's as its
+// remote free checks it; neither tagged freed.
+void* hardened_live_object(Page* page, void* p, bool owner, Use use) noexcept;
 // malloc_usable_size of `p` in the small object at `object`: up to the end
 // of the request (the slot's tail records it), not of the slot.
 std::size_t hardened_usable_size(void* object, const Page* page, const void* p) noexcept;

@@ -28,6 +28,7 @@ void on_thread_exit(void* value) noexcept {
   // Frees after this point (other destructors) take the remote path; a malloc
   // claims a heap again and re-arms this destructor.
   if (tl_heap == heap) tl_heap = &g_no_heap;
+  tl_heap_given_up = true;
   heap_abandon(heap);
 }
 
@@ -78,6 +79,8 @@ __attribute__((destructor)) void report_at_exit() {
 }
 
 }  // namespace
+
+thread_local constinit bool tl_heap_given_up __attribute__((tls_model("initial-exec"))) = false;
 
 PerThreadHeap* claim_thread_heap() noexcept {
   ensure_initialized();

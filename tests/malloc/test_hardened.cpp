@@ -16,6 +16,7 @@
 
 #include "allocator.hpp"
 #include "config.hpp"
+#include "fast_paths.hpp"
 #include "size_classes.hpp"
 #include "strata/strata.h"
 
@@ -356,8 +357,9 @@ TEST(StrataHardened, QuarantineDelaysReuse) {
   for (void* q : later) strata_free(q);
 }
 
-// Frees `objects` from a new thread that never allocates: it has no heap of
-// its own (a consumer thread that only frees, as bench/malloc prodcons's).
+// Frees `objects` from a new thread that never allocates (a consumer thread
+// that only frees, as bench/malloc prodcons's): its first free claims it a
+// heap, for its quarantine ring; its exit moves that ring to the shared one.
 void free_from_a_thread_without_a_heap(const std::vector<void*>& objects) {
   std::thread([&] {
     for (void* o : objects) strata_free(o);
@@ -389,6 +391,22 @@ TEST(StrataHardened, QuarantineDelaysReuseOfAFreeByAThreadWithoutAHeap) {
   void* p = strata_malloc(96);
   free_from_a_thread_without_a_heap({p});
   expect_not_reused(p, 96, 8);
+}
+
+TEST(StrataHardened, AThreadThatOnlyFreesQuarantinesInARingOfItsOwn) {
+  // No shared ring's atomics for a consumer: its first free claims a heap.
+  namespace md = strata::malloc_detail;
+  void* p = strata_malloc(96);
+  bool own_heap = false, in_own_ring = false;
+  std::thread([&] {
+    strata_free(p);
+    own_heap = md::tl_heap != &md::g_no_heap;
+    if (own_heap)
+      for (void* slot : md::tl_heap->quarantine) in_own_ring |= slot == p;
+  }).join();
+  EXPECT_TRUE(own_heap);
+  EXPECT_TRUE(in_own_ring);
+  expect_not_reused(p, 96, 8);  // its exit moved the ring to the shared one
 }
 
 TEST(StrataHardened, AFreeByAThreadWithoutAHeapWaitsForMoreThanTheRingLessABatch) {

@@ -1,7 +1,8 @@
 """The benchmark programs of [bench.*]: zero-cost (bench/layers), the
-reap's drag workload (bench/reap), object drag under strata-drag and page
-locality under strata-pages, as steps interleaved in shuffled rounds like the
-workloads' cells."""
+reap's drag workload (bench/reap), object drag under strata-drag, page
+locality under strata-pages and the stand-ins' time in memory operations
+under callgrind, as steps interleaved in shuffled rounds like the workloads'
+cells."""
 import json
 import os
 import random
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from .. import allocators, pages, paths, valgrind, workloads
+from .. import allocators, calibration, pages, paths, valgrind, workloads
 from . import configuration
 from ..bench import layers as layers_bench
 from ..drag import measure as drag_measure, tool_dir as drag_tool_dir
@@ -56,6 +57,12 @@ def bench_steps(config: configuration.Config, cachegrind: bool, available: dict)
                     steps.append(("object-drag", 1, name, mode))
     if config.bench.get("pages") is not None:
         steps += _pages_steps(config.bench["pages"])
+    memory_operations = config.bench.get("memory-operations")
+    if memory_operations is not None:  # deterministic: one run each
+        valgrind.require("bench.memory-operations")
+        for name in memory_operations["workloads"]:
+            workloads.lookup(name).invocation("naive", 1)  # the binary is built, naive mode exists
+            steps.append(("memory-operations", 1, name, "glibc"))
     return steps
 
 
@@ -92,7 +99,7 @@ def _layers_steps(program, table: Optional[dict], cachegrind: bool, rng: random.
 def deterministic(step) -> bool:
     """A step whose figures the machine's load cannot move: counts made under valgrind (callgrind's
     instructions, strata-drag's object drag, strata-pages' page references)."""
-    return step[0] in ("object-drag", "pages") or step[0].endswith("-callgrind")
+    return step[0] in ("object-drag", "pages", "memory-operations") or step[0].endswith("-callgrind")
 
 
 def run_bench_step(step, config: configuration.Config, available: dict, timeout_s: float,
@@ -103,6 +110,8 @@ def run_bench_step(step, config: configuration.Config, available: dict, timeout_
         return _object_drag_step(row, config, timeout_s, folder)
     if bench == "pages":  # contender = the workload, extra = the allocator
         return _pages_step(row, config.bench["pages"], config.seed, timeout_s, folder)
+    if bench == "memory-operations":  # contender = the workload, naive on glibc
+        return _memory_operations_step(row, config.bench["memory-operations"], config.seed, timeout_s, folder)
     env = dict(os.environ, STRATA_REAP_CHECK="0")
     try:
         if bench.removesuffix("-callgrind") in LAYERS_PROGRAMS:
@@ -181,6 +190,24 @@ def _pages_step(row: dict, table: dict, seed: int, timeout_s: float, folder: Opt
                    peak_working_set=figures["peak_working_set"], prefetch_memory_pages=memory,
                    prefetch_misses=prefetch["misses"], prefetchable=prefetch["prefetchable"])
     except (LabError, ProgramFailed) as error:
+        row.update(status="failed", error=str(error)[:300])
+    row["seconds"] = time.monotonic() - start
+    return row
+
+
+def _memory_operations_step(row: dict, table: dict, seed: int, timeout_s: float, folder: Optional[Path]) -> dict:
+    """One workload, naive on glibc, under callgrind: the share of its instructions in malloc and free."""
+    w = workloads.lookup(row["contender"])
+    row.update(scale=table.get("scale", 1), mode="naive")
+    out = folder / "valgrind" / f"callgrind.memory-operations.{w.name}.out" if folder is not None else None
+    start = time.monotonic()
+    try:
+        if out is None:
+            raise LabError("memory-operations: no results folder for callgrind's output")
+        out.parent.mkdir(exist_ok=True)
+        row.update(status="ok", memory_operations_percent=calibration.measure_memory_operations(
+            w, row["scale"], out, seed, timeout_s=timeout_s * 100))
+    except (LabError, ProgramFailed, subprocess.TimeoutExpired) as error:
         row.update(status="failed", error=str(error)[:300])
     row["seconds"] = time.monotonic() - start
     return row

@@ -80,6 +80,8 @@ BENCH_FIELDS = {
     "drag": {"phases": int, "objects": int, "runs": int},                # bench/reap drag workload
     "object-drag": {"workloads": list, "modes": list, "scale": (int, float)},  # strata-drag (docs/drag.md)
     "pages": {"workloads": list, "allocators": list, "mode": str, "scale": (int, float), "window": int},  # strata-pages
+    # 2002 Table 3's time in memory operations: each workload once under callgrind (calibration.py), naive on glibc
+    "memory-operations": {"workloads": list, "scale": int},
 }
 PROGRAM_FIELDS = {"name": str, "argv": list, "env": dict, "checksum": str}
 PROGRAM_CHECKSUMS = ("none", "stdout", "line")
@@ -328,6 +330,9 @@ def _bench(path: str, bench, workload_names: list, allocator_names: Optional[lis
                 raise LabError(f"{where}.scale: {table['scale']}: must be > 0")
         if name == "pages":
             _pages_bench(f"{path}: bench.pages", table, workload_names, allocator_names)
+        if name == "memory-operations":
+            _names(f"{path}: bench.memory-operations.workloads", table.get("workloads", []), workload_names,
+                   "workload")
     return {k: dict(v) for k, v in bench.items()}
 
 

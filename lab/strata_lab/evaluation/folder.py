@@ -29,7 +29,8 @@ BENCH_FIELDS = ["bench", "round", "contender", "allocator", "status", "seconds",
                 "peak_held_bytes", "peak_rss_added", "peak_live_bytes", "allocated_bytes", "frees", "checksum",
                 "error", "scale", "total_drag", "peak_in_use_bytes", "peak_ideal_bytes",
                 "mode", "references", "distinct_pages", "knee_pages", "peak_working_set",  # [bench.pages]
-                "prefetch_memory_pages", "prefetch_misses", "prefetchable"]
+                "prefetch_memory_pages", "prefetch_misses", "prefetchable",
+                "memory_operations_percent"]  # [bench.memory-operations]
 
 
 def results_folder(output: Optional[str]) -> Path:
