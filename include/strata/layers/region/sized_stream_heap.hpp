@@ -65,6 +65,7 @@ constexpr bool sized_in_stream(std::size_t size) noexcept { return size <= kMaxS
 struct SizedMappedHeader {
   void* map_base;
   std::size_t map_bytes;
+  std::size_t slot_bytes;  // the size rounded to kSizedGranule: what the statistics count
   DListLink<SizedMappedHeader> link;  // listed, so that clear() finds it
 };
 
@@ -216,25 +217,23 @@ class SizedStreamHeap : public Super {
     instrument::expose(h, sizeof(SizedMappedHeader));
     h->map_base = base;
     h->map_bytes = bytes;
+    h->slot_bytes = sized_slot_taken(size);
     mapped_.push_front(h);
     ++mapped_objects_;
-    mapped_bytes_ += usableOf(h, object);
+    mapped_bytes_ += h->slot_bytes;
     return object;
   }
 
   void unmapObject(void* object) noexcept {
     SizedMappedHeader* h = header_of(object);
     --mapped_objects_;
-    mapped_bytes_ -= usableOf(h, object);
+    mapped_bytes_ -= h->slot_bytes;
     mapped_.remove(h);
     Super::unmap(h->map_base, h->map_bytes);
   }
 
   static SizedMappedHeader* header_of(void* object) noexcept {
     return reinterpret_cast<SizedMappedHeader*>(static_cast<char*>(object) - sizeof(SizedMappedHeader));
-  }
-  static std::size_t usableOf(const SizedMappedHeader* h, const void* object) noexcept {
-    return reinterpret_cast<std::uintptr_t>(h->map_base) + h->map_bytes - reinterpret_cast<std::uintptr_t>(object);
   }
 
   void unmapAll() noexcept {
