@@ -65,7 +65,7 @@ constexpr bool sized_in_stream(std::size_t size) noexcept { return size <= kMaxS
 struct SizedMappedHeader {
   void* map_base;
   std::size_t map_bytes;
-  std::size_t slot_bytes;  // the size rounded to kSizedGranule: what the statistics count
+  std::size_t slot_bytes;             // the size rounded to kSizedGranule: what the statistics count
   DListLink<SizedMappedHeader> link;  // listed, so that clear() finds it
 };
 
