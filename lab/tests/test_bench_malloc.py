@@ -56,3 +56,59 @@ def test_time_table_pairs_cpu_time_with_the_reference():
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[columns.index("CPU / mimalloc3")] == "2.50"  # median of 3.0 and 2.0
     assert cells[columns.index("time / mimalloc3")] == "1.00"
+
+
+def _libstrata():
+    return allocators.resolve(malloc.REGISTRY_NAME["libstrata"])
+
+
+@pytest.fixture(scope="module")
+def git_source(tmp_path_factory):
+    return malloc.clone_source(str(tmp_path_factory.mktemp("git-source")))
+
+
+@pytest.mark.parametrize("name", malloc.DEFAULT_PROGRAMS)
+def test_real_program_prints_the_same_under_libstrata_as_under_glibc(name, git_source, tmp_path):
+    """Each job of the real-program suite runs (its --quick size) and its
+    output does not depend on the allocator: what the driver checks."""
+    glibc = allocators.resolve("glibc")
+    digests = []
+    for allocator in (glibc, _libstrata()):
+        scratch = tmp_path / allocator.name
+        scratch.mkdir()
+        run = malloc.run_program_once(name, allocator, str(scratch), git_source, quick=True)
+        assert run["rss_peak_bytes"] > 2**20 and run["elapsed_s"] > 0
+        digests.append(run["output"])
+    assert digests[0] == digests[1]
+
+
+def test_programs_table_gives_paired_ratios_to_glibc_and_their_geomean():
+    runs = common.Measurements()
+    for rnd, (glibc_s, mine_s) in enumerate([(2.0, 1.0), (2.0, 3.0), (2.0, 1.5)]):
+        for prog, factor in (("lua", 1.0), ("perl", 4.0)):
+            runs.add(rnd, prog, "glibc", {"elapsed_s": glibc_s, "rss_peak_bytes": 2**20})
+            runs.add(rnd, prog, "libstrata", {"elapsed_s": mine_s * factor, "rss_peak_bytes": 2**19})
+
+    class Args:
+        programs, contenders, reference, rounds = ["lua", "perl"], ["glibc", "libstrata"], None, 3
+    lines = malloc.programs_table(Args, runs)
+    time_rows = lines[lines.index("#### time"):lines.index("#### peak RSS")]
+    assert any(line.startswith("| lua | 2.00 s | 0.75 [0.50-1.50] |") for line in time_rows)  # per-round ratios
+    assert any(line.startswith("| perl | 2.00 s | 3.00 [2.00-6.00] |") for line in time_rows)
+    assert any(line.startswith("| geometric mean / glibc |  | **1.50** |") for line in time_rows)
+    assert "| geometric mean / glibc |  | **0.50** |" in lines
+
+
+def test_standing_table_gives_libstrata_against_the_reference_and_glibc_per_part():
+    runs, program_runs = common.Measurements(), common.Measurements()
+    for rnd in range(3):
+        for name, t, m in (("glibc", 4.0, 8.0), ("mimalloc3", 2.0, 16.0), ("libstrata", 1.0, 4.0)):
+            runs.add(rnd, "churn", name, {"elapsed_s": t, "rss_peak_bytes": m})
+            program_runs.add(rnd, "lua", name, {"elapsed_s": t * 2, "rss_peak_bytes": m})
+
+    class Args:
+        reference, contenders, workloads, programs = "mimalloc3", ["glibc", "mimalloc3", "libstrata"], ["churn"], ["lua"]
+    lines = malloc.standing_table(Args, runs, program_runs)
+    assert "|  | time / mimalloc3 | peak RSS / mimalloc3 | time / glibc | peak RSS / glibc |" in lines
+    assert "| churn | 0.50 | 0.25 | 0.25 | 0.50 |" in lines
+    assert "| **geometric mean, real programs** | **0.50** | **0.25** | **0.25** | **0.50** |" in lines

@@ -256,6 +256,10 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   active_ms.store(now, std::memory_order_relaxed);
   if (empty_pages.count > retain_limit) purge_empties(now);  // the blocks of a burst the delay let stay
   if (huge_purge_due(now)) huge_purge_expired(now);
+  if (ready.load(std::memory_order_relaxed)) {
+    take_ready();
+    if (q.available.front()) return q.available.front();
+  }
   if (q.full_has_remote.load(std::memory_order_relaxed) &&
       q.full_has_remote.exchange(false, std::memory_order_acq_rel))
     q.scan_left = q.full.count;  // look at every full block once more
@@ -283,6 +287,34 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   if (!page) return nullptr;
   push_available(cls, page);
   return page;
+}
+
+bool PerThreadHeap::push_ready(Page* page) noexcept {
+  SmallSegment::PageShared& shared = page_shared(page);
+  if (shared.ready_queued.exchange(true, std::memory_order_acquire)) return false;
+  Page* head = ready.load(std::memory_order_relaxed);
+  do {
+    shared.ready_next.store(head, std::memory_order_relaxed);
+  } while (!ready.compare_exchange_weak(head, page, std::memory_order_release, std::memory_order_relaxed));
+  return true;
+}
+
+void PerThreadHeap::take_ready() noexcept {
+  // The owner takes the whole stack: pushers only ever add, so no ABA.
+  Page* page = ready.exchange(nullptr, std::memory_order_acquire);
+  while (page) {
+    SmallSegment::PageShared& shared = page_shared(page);
+    Page* next = shared.ready_next.load(std::memory_order_relaxed);
+    shared.ready_queued.store(false, std::memory_order_release);
+    // A stale entry (the block went back to the owner's lists another way, or
+    // to another heap meanwhile) is only dropped. Blocks emptied beyond the
+    // first retire warm to the LRU of empty blocks (push_available), where
+    // the next refills find them.
+    if (segment_of_page(page)->header.owner == this && page->state == PageState::kInClass && page->full() &&
+        collect_remote(page) && page->used_minus_trigger <= 0)
+      move_to_front(page);
+    page = next;
+  }
 }
 
 Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
@@ -507,6 +539,7 @@ void PerThreadHeap::release_page(Page* page) noexcept {
 }
 
 void PerThreadHeap::release_all() noexcept {
+  take_ready();
   for (std::size_t cls = 0; cls < kClassCount; ++cls) {
     ClassQueue& q = queues[cls];
     q.full_has_remote.store(false, std::memory_order_relaxed);
@@ -553,8 +586,7 @@ bool owner_will_reuse(const PerThreadHeap* owner, const Page* page) noexcept {
 // until its owner looks again, so discard the memory and leave
 // kReclaimedBlock for the owner. If the word changed meanwhile (the owner
 // collected), the block is the owner's business again.
-void try_reclaim(PerThreadHeap* owner, Page* page, std::uintptr_t full) noexcept {
-  if (owner_will_reuse(owner, page)) return;
+void try_reclaim(Page* page, std::uintptr_t full) noexcept {
   std::atomic<std::uintptr_t>& remote = page->remote();
   if (!remote.compare_exchange_strong(full, 0, std::memory_order_acquire, std::memory_order_relaxed)) return;
   // With the objects in hand the owner cannot recycle the block, so its
@@ -579,12 +611,19 @@ void free_remote_checked(void* p, Page* page) noexcept {
 }
 
 void remote_free_last(FreeBlock*, Page* page, std::uintptr_t pushed) noexcept {
-  // The last object of a full block: give its memory back now, whatever the
-  // owner is doing (a burst freed by another thread, an exited owner). A
-  // stale owner only misleads owner_will_reuse, whose verdict try_reclaim's
-  // compare-and-swap checks anyway.
+  // The last object of a full block: to its owner's ready list if the owner
+  // will soon reuse it (a consumer emptying a producer's blocks), else give
+  // its memory back now (a burst freed by another thread, an exited owner).
+  // A stale owner only misleads owner_will_reuse: try_reclaim's
+  // compare-and-swap checks its verdict, take_ready the block's owner.
   PerThreadHeap* owner = segment_of_page(page)->header.owner;
-  if (!checked_mode()) try_reclaim(owner, page, pushed);
+  if (owner_will_reuse(owner, page)) {
+    // Straight to the owner: a producer's full list is long, and a scan of it
+    // finds an emptied block late, after faulting fresh ones in meanwhile.
+    if (owner->push_ready(page)) return;
+  } else if (!checked_mode()) {
+    try_reclaim(page, pushed);
+  }
   raise_full_has_remote(owner, page);
 }
 

@@ -109,6 +109,11 @@ struct PerThreadHeap {
   // empties stays for the owner (cfg::kRemoteKeepMs, kRemoteKeepLag): refills
   // so far, and the coarse clock at the last one (set back when the thread
   // exits, so that an abandoned heap counts as idle at once).
+  // Blocks other threads emptied while this heap was near them (free_remote's
+  // keep rule): a stack they push onto and the owner takes whole at a refill,
+  // so it reuses them warm without scanning its full list for them. On its own
+  // line with what freeing threads read, away from the fast path's.
+  alignas(64) std::atomic<Page*> ready{nullptr};
   std::atomic<std::uint32_t> refills{0};
   std::atomic<std::uint32_t> active_ms{0};
   // How many empty blocks the LRU keeps (kRetainedEmptyPages..kRetainedEmptyMax):
@@ -132,6 +137,9 @@ struct PerThreadHeap {
   // The slow path of a small malloc: refill from collected frees, the full
   // list, a retained empty block, a segment, or a fresh segment. nullptr + ENOMEM.
   void* malloc_small(std::size_t cls) noexcept;
+  // Any thread: put a block this heap owns, all of whose objects are on its
+  // remote list, on `ready`; false if it is on a ready list already.
+  bool push_ready(Page* page) noexcept;
   // The owner's free when the fast path cannot take it (page flags set).
   void free_local_slow(Page* page, void* p) noexcept;
   // Put a checked, tagged object of this heap's block back on its free list:
@@ -180,6 +188,9 @@ struct PerThreadHeap {
 
  private:
   Page* refill(std::size_t cls) noexcept;
+  // Take the blocks on `ready` that are still this heap's and full: their
+  // objects back, each to the front of its class.
+  void take_ready() noexcept;
   Page* fresh_page(std::size_t cls) noexcept;
   void move_to_full(std::size_t cls, Page* page) noexcept;
   void move_to_front(Page* page) noexcept;
@@ -200,7 +211,8 @@ struct PerThreadHeap {
 // Remote free: p belongs to a block owned by another heap (or by none). The
 // free that hands back the last object of a full block discards the block,
 // unless its owner is active and near it (cfg::kRemoteKeepMs, kRemoteKeepLag):
-// then the owner collects it warm at a refill.
+// then it goes on the owner's ready list, and the owner takes it warm at its
+// next refill.
 //
 // The common case is inline in free's not-owned path (fast_paths.cpp,
 // deallocate_other): two checks, one compare-and-swap, one test of in_full,

@@ -290,6 +290,10 @@ struct SmallSegment {
     // The owner's refill count (PerThreadHeap::refills) when the block went
     // full: how far the owner has moved on since, for free_remote's reclaim.
     std::atomic<std::uint32_t> full_epoch{0};
+    // The owner's list of blocks other threads emptied (PerThreadHeap::ready):
+    // the next block on it, and whether the block is on one (it goes on once).
+    std::atomic<Page*> ready_next{nullptr};
+    std::atomic<bool> ready_queued{false};
   };
   PageShared shared[cfg::kPagesPerSegment];
 

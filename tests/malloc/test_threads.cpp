@@ -204,6 +204,10 @@ TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
   if constexpr (strata::malloc_config::kQuarantineSlots > 0)
     GTEST_SKIP() << "hardened build: its small-object quarantine and block guards change when blocks empty and are discarded";
   constexpr std::size_t kObjects = 16 * 64 * 1024 / 256;  // 16 page blocks of 256-byte objects
+  // Blocks older than the purge delay may go when the next thread's frees
+  // overflow the retain limit: under TSan the threads take longer than the
+  // default delay. A delay no run reaches keeps this test about adoption.
+  const std::uint32_t saved_delay = strata::malloc_detail::g_purge_delay_ms.exchange(60 * 1000);
   auto fill_and_free = [] {
     std::vector<void*> objects;
     for (std::size_t i = 0; i < kObjects; ++i) objects.push_back(strata_malloc(256));
@@ -230,6 +234,7 @@ TEST(StrataThreads, AnExitedThreadsEmptyBlocksStayResidentForTheNextThread) {
     fill_and_free();
     EXPECT_EQ(strata::malloc_detail::discarded_os_pages(), discarded);
   }).join();
+  strata::malloc_detail::g_purge_delay_ms.store(saved_delay);
 }
 
 // Blocks kept for adopters cost no RSS of their own: while an exited thread's
@@ -431,6 +436,48 @@ TEST(StrataThreads, BlocksEmptiedByAnotherThreadStayForTheirActiveOwner) {
   // Blocks 0..kBlocks-1 went full in order; those kRemoteKeepLag refills or more behind are discarded.
   EXPECT_GE(reclaimed, kBlocks - strata::malloc_config::kRemoteKeepLag - 2);
   EXPECT_LE(reclaimed, kBlocks - strata::malloc_config::kRemoteKeepLag + 2);
+}
+
+// A block another thread empties while its owner is active goes on the
+// owner's ready list: the owner's next refill reuses it, however long its
+// full list (a producer whose older objects still live), instead of scanning
+// kFullScanBudget blocks from the oldest and faulting a fresh block in.
+TEST(StrataThreads, AnActiveOwnerReusesBlocksAnotherThreadEmptiedBeforeFreshOnes) {
+  if constexpr (strata::malloc_config::kQuarantineSlots > 0)
+    GTEST_SKIP() << "hardened build: its small-object quarantine keeps freed objects from their blocks";
+  constexpr std::size_t kSize = 4096;  // 16 objects a block
+  constexpr std::size_t kPerBlock = strata::malloc_config::kPageSize / kSize;
+  constexpr std::size_t kOldBlocks = 4 * strata::malloc_config::kFullScanBudget;
+  constexpr std::size_t kRecentBlocks = 6;
+  const auto in_time = std::chrono::milliseconds(strata::malloc_config::kRemoteKeepMs - 15);
+  auto block_of = [](void* p) { return reinterpret_cast<std::uintptr_t>(p) & ~(strata::malloc_config::kPageSize - 1); };
+  bool measured = false;
+  std::vector<std::uintptr_t> strays;
+  for (int attempt = 0; attempt < 50 && !measured; ++attempt) {
+    std::thread([&] {
+      std::vector<void*> old(kOldBlocks * kPerBlock), recent(kRecentBlocks * kPerBlock), later(recent.size());
+      for (auto& p : old) p = strata_malloc(kSize);
+      for (auto& p : recent) p = strata_malloc(kSize);
+      auto last_refill = std::chrono::steady_clock::now();
+      std::thread([&] {
+        for (void* p : recent) strata_free(p);
+      }).join();
+      bool in_window = std::chrono::steady_clock::now() - last_refill <= in_time;
+      for (auto& p : later) p = strata_malloc(kSize);
+      if (in_window) {  // else too slow to tell: again
+        measured = true;
+        std::vector<std::uintptr_t> emptied;
+        for (void* p : recent) emptied.push_back(block_of(p));
+        for (void* p : later)
+          if (std::find(emptied.begin(), emptied.end(), block_of(p)) == emptied.end()) strays.push_back(block_of(p));
+      }
+      for (void* p : later) strata_free(p);
+      for (void* p : old) strata_free(p);
+    }).join();
+  }
+  ASSERT_TRUE(measured) << "no round freed its objects within " << in_time.count() << " ms of the allocation";
+  EXPECT_TRUE(strays.empty()) << strays.size() << " of " << kRecentBlocks * kPerBlock
+                              << " objects went to other blocks than the ones the consumer emptied";
 }
 
 // A large free never waits for its arena's lock: with every arena locked (as

@@ -20,10 +20,13 @@ deterministic, unlike time, but blind to cache misses, faults, contention."""
 import hashlib
 import os
 import random
+import shutil
+import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from .. import allocators, measurements, runner, valgrind
+from .. import allocators, measurements, runner, valgrind, workloads
 from ..errors import LabError, ProgramFailed
 from ..paths import REPO_ROOT
 from . import common
@@ -32,19 +35,67 @@ from .malloc_workloads import PROGRAM_NAMES, WORKLOADS
 CONTENDERS = ["glibc", "jemalloc", "tcmalloc", "mimalloc", "mimalloc3", "snmalloc", "scudo", "libstrata"]
 REGISTRY_NAME = {"libstrata": "strata"}  # the contender's name in the allocator registry, where it differs
 
-# Real programs (the inputs of tests/programs), for their footprint: peak RSS
-# of the whole process tree, measured by the peak_rss helper. name ->
-# (description, argv; {programs} is tests/programs, {out} a scratch directory).
+# Real programs, for time and footprint: peak RSS of the whole process tree
+# (its largest process), measured by the peak_rss helper. name -> Program:
+# an argv ({programs} is tests/programs, {out} a scratch directory, {source}
+# a bare clone of this repository made once per run of the driver), or a
+# workload of the registry (workloads/<name>, docs/workloads.md) in a mode.
 TESTS_PROGRAMS = REPO_ROOT / "tests" / "programs"
+
+
+@dataclass(frozen=True)
+class Program:
+    description: str
+    argv: tuple = ()
+    quick_argv: tuple = ()      # under --quick (default: argv)
+    workload: str = ""          # else: this workload of the registry, in `mode`
+    mode: str = "naive"
+
+
+SQLITE = "sed 's/{{{{rows}}}}/{rows}/g' {{programs}}/sqlite_rows.sql | /usr/bin/sqlite3 :memory:"
 PROGRAMS = {
-    "python3-startup": ("python3 -c pass: interpreter start-up and exit", ["/usr/bin/python3", "-c", "pass"]),
-    "python3": ("python3 churn_dicts.py: builds, thins and drops dicts, lists and sets of small objects",
-                ["/usr/bin/python3", "{programs}/churn_dicts.py"]),
-    "gcc": ("gcc -O2 -g -c sample.c (gcc, cc1 and as; the largest process counts)",
-            ["/usr/bin/gcc", "-O2", "-g", "-c", "{programs}/sample.c", "-o", "{out}/sample.o"]),
-    "sqlite3": ("sqlite3 sqlite_rows.sql, 200 000 rows in memory: 3 indexes, an aggregate, a join, a sort, VACUUM",
-                ["/bin/sh", "-c", "sed 's/{{rows}}/200000/g' {programs}/sqlite_rows.sql | /usr/bin/sqlite3 :memory:"]),
+    "python3-startup": Program("python3 -c pass: interpreter start-up and exit", ("/usr/bin/python3", "-c", "pass")),
+    "python3": Program("python3 churn_dicts.py: builds, thins and drops dicts, lists and sets of small objects",
+                       ("/usr/bin/python3", "{programs}/churn_dicts.py")),
+    "gcc": Program("gcc -O2 -g -c sample.c (gcc, cc1 and as; the largest process counts)",
+                   ("/usr/bin/gcc", "-O2", "-g", "-c", "{programs}/sample.c", "-o", "{out}/sample.o")),
+    "sqlite3": Program("sqlite3 sqlite_rows.sql, 200 000 rows in memory: 3 indexes, an aggregate, a join, a sort, "
+                       "VACUUM", ("/bin/sh", "-c", SQLITE.format(rows=200000)),
+                       ("/bin/sh", "-c", SQLITE.format(rows=20000))),
+    "lua": Program("lua5.4 on workloads/lua's job (binary trees, string building, gsub, sorted records)",
+                   workload="lua"),
+    "perl": Program("perl on workloads/perl's job (words counted in hashes, joined, split, substituted, sorted)",
+                    workload="perl"),
+    "python3-raytrace": Program("pyperformance's raytrace on Debian's python3, PYTHONMALLOC=malloc",
+                                workload="py-raytrace"),
+    "python3-json": Program("pyperformance's json_loads on Debian's python3, PYTHONMALLOC=malloc",
+                            workload="py-json-loads"),
+    "cc1": Program("gcc's cc1 -O2 on workloads/gcc's generated C file (obstacks and GC pages)",
+                   workload="gcc", mode="custom"),
+    "redis": Program("redis-server (Debian's) driven by redis-benchmark over a Unix socket: 13 of its tests, "
+                     "40 000 requests each, 256-byte values (redis_job.sh)",
+                     ("/bin/sh", "{programs}/redis_job.sh", "40000"), ("/bin/sh", "{programs}/redis_job.sh", "2000")),
+    "git": Program("git: clone this repository (bare), repack it from scratch on 2 threads, fsck (git_gc.sh)",
+                   ("/bin/sh", "{programs}/git_gc.sh", "{source}")),
 }
+# The default set: the real-program suite (issue 34), jobs of other authors where there are some.
+DEFAULT_PROGRAMS = ["sqlite3", "lua", "perl", "python3-raytrace", "python3-json", "cc1", "redis", "git"]
+# Workloads of the registry run at a tenth of their default scale (about 1 s
+# with glibc), their test scale under --quick.
+WORKLOAD_SCALE_DIVISOR = 10
+
+
+def program_command(name: str, scratch: str, source: str, quick: bool) -> tuple:
+    """(argv, environment) of one run of a real program."""
+    spec = PROGRAMS[name]
+    if spec.workload:
+        workload = workloads.lookup(spec.workload)
+        scale = workload.test["scale"] if quick else max(1, workload.default_scale // WORKLOAD_SCALE_DIVISOR)
+        invocation = workload.invocation(spec.mode, scale, workload.test["seed"])
+        return list(invocation.argv), dict(invocation.env)
+    argv = spec.quick_argv if quick and spec.quick_argv else spec.argv
+    return [a.format(programs=TESTS_PROGRAMS, out=scratch, source=source) for a in argv], {}
+
 
 GOAL_PEERS = ["jemalloc", "tcmalloc", "mimalloc"]
 RSS_SLACK = 1.05  # the goal: peak RSS at most the lowest peer's + 5%
@@ -71,9 +122,9 @@ def add_parser(sub) -> None:
     p.add_argument("--baseline", help="another libstrata.so (e.g. a copy from before a change), run as the "
                                       "extra contender 'baseline' in the same interleaved rounds")
     p.add_argument("--callgrind", action="store_true", help="also count instructions under callgrind")
-    p.add_argument("--programs", default=",".join(PROGRAMS),
-                   help="real programs whose peak RSS to measure under each contender, or 'none' "
-                        "(default: %(default)s)")
+    p.add_argument("--programs", default=",".join(DEFAULT_PROGRAMS),
+                   help="real programs to time and measure under each contender (of " + ",".join(PROGRAMS)
+                        + "), 'all' or 'none' (default: %(default)s)")
     p.add_argument("--seed", type=int, default=1, help="seed of the per-round shuffle")
 
 
@@ -99,7 +150,8 @@ def choose(args) -> dict:
     common.check_rounds(args.rounds, quick_allows_fewer=True, quick=args.quick)
     args.workloads = common.names("--workloads", ",".join(WORKLOADS) if args.workloads == "all" else args.workloads,
                                   list(WORKLOADS))
-    args.programs = [] if args.programs == "none" else common.names("--programs", args.programs, list(PROGRAMS))
+    args.programs = [] if args.programs == "none" else common.names(
+        "--programs", ",".join(PROGRAMS) if args.programs == "all" else args.programs, list(PROGRAMS))
     contenders = resolve_contenders(args)
     args.contenders = list(contenders)
     if args.reference is not None and args.reference not in contenders:
@@ -176,22 +228,35 @@ def check_same(runs: common.Measurements, field: str, what: str) -> None:
                                 f"{ {c: sorted(v) for c, v in by_contender.items()} }")
 
 
-def run_program_once(name: str, allocator, scratch: str) -> dict:
+def run_program_once(name: str, allocator, scratch: str, source: str, quick: bool = False) -> dict:
     """One real program under one contender: its peak RSS, time and a digest
     of its output (which must not depend on the allocator)."""
-    argv = [a.format(programs=TESTS_PROGRAMS, out=scratch) for a in PROGRAMS[name][1]]
+    argv, env = program_command(name, scratch, source, quick)
     preload = ["--preload", str(allocator.library)] if allocator.library else []
     # The helper gives the preload to the program only.
     result = common.run([program("peak_rss"), *preload, *argv], cwd=scratch,
-                        variables={"PYTHONHASHSEED": "0", "LC_ALL": "C", "TZ": "UTC", "PATH": "/usr/bin:/bin"})
+                        variables={"PYTHONHASHSEED": "0", "LC_ALL": "C", "TZ": "UTC", "PATH": "/usr/bin:/bin", **env})
     # A preload ld.so cannot load is only a warning from it: here an error.
     if "cannot be preloaded" in (result.stderr_tail or ""):
         raise ProgramFailed(f"{name}: {allocator.library} cannot be preloaded:\n{result.stderr_tail.strip()}")
     lines = result.stdout.splitlines()
     report = common.fields(lines[-1])
-    produced = b"".join((Path(scratch) / f).read_bytes() for f in sorted(os.listdir(scratch)))
+    produced = b"".join((Path(scratch) / f).read_bytes() for f in sorted(os.listdir(scratch))
+                        if (Path(scratch) / f).is_file())
     return {"rss_peak_bytes": int(report["peak_rss_bytes"]), "elapsed_s": float(report["elapsed_s"]),
             "output": hashlib.sha256("\n".join(lines[:-1]).encode() + produced).hexdigest()[:16]}
+
+
+def clone_source(tmp: str) -> str:
+    """A bare clone of this repository, the git job's input: fixed for the
+    whole run, whatever is committed meanwhile."""
+    source = os.path.join(tmp, "source.git")
+    try:
+        subprocess.run(["git", "clone", "-q", "--bare", "--no-local", str(REPO_ROOT), source], check=True,
+                       capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise LabError(f"git job: cannot clone {REPO_ROOT}: {getattr(error, 'stderr', '') or error}") from None
+    return source
 
 
 def measure_programs(args, contenders: dict) -> common.Measurements:
@@ -201,16 +266,17 @@ def measure_programs(args, contenders: dict) -> common.Measurements:
     # the object file, which must not differ between allocators.
     with tempfile.TemporaryDirectory(prefix="strata-bench-programs.") as tmp:
         scratch = os.path.join(tmp, "work")
+        source = clone_source(tmp) if "git" in args.programs else ""
         for rnd in range(args.rounds if args.programs else 0):
             for name in args.programs:
                 order = list(contenders)
                 shuffle.shuffle(order)
                 for contender in order:
                     os.mkdir(scratch)
-                    run = run_program_once(name, contenders[contender], scratch)
-                    for entry in os.listdir(scratch):
-                        os.remove(os.path.join(scratch, entry))
-                    os.rmdir(scratch)
+                    try:
+                        run = run_program_once(name, contenders[contender], scratch, source, args.quick)
+                    finally:
+                        shutil.rmtree(scratch)
                     runs.add(rnd, name, contender, run)
                     common.progress(f"round {rnd + 1}/{args.rounds} {name:6} {contender:9} {run['elapsed_s']:8.3f} s"
                                     f"  {run['rss_peak_bytes'] / 2**20:7.1f} MiB")
@@ -335,29 +401,57 @@ def reference_table(args, runs) -> list:
 
 
 def programs_table(args, runs) -> list:
-    ref = args.reference
+    """Time and peak RSS of the real programs against glibc (else the
+    reference): paired ratios, median [min-max] over the rounds, and their
+    geometric means; then the same geometric means against the reference."""
     if not args.programs:
         return []
-    rows, per_ref = [], {c: [] for c in args.contenders}
-    for name in args.programs:
-        cells = []
-        for c in args.contenders:
-            cell = f"{runs.median(name, c, 'rss_peak_bytes') / 2**20:.1f} MiB"
-            if ref:
-                r = runs.ratio(name, c, ref, "rss_peak_bytes")
-                per_ref[c].append(r)
-                cell += f" ({r:.2f})"
-            cells.append(cell)
-        rows.append([name] + cells)
-    if ref:
-        rows.append([f"geomean peak RSS / {ref}"] + [f"{common.geomean(v):.2f}" for v in per_ref.values()])
-        rows.append([f"geomean time / {ref}"] + [
-            f"{common.geomean(runs.ratio(n, c, ref, 'elapsed_s') for n in args.programs):.2f}"
-            for c in args.contenders])
-    return ["### real programs: peak RSS of the process tree (median over rounds)", "",
-            "Footprint of small real programs (issue 12: espresso, glibc's thread benchmark). "
-            f"Ratios are paired, against {ref or 'nothing'}.", ""] + common.table(
-        ["program"] + args.contenders, rows) + [""] + [f"- {n}: {PROGRAMS[n][0]}" for n in args.programs] + [""]
+    base = "glibc" if "glibc" in args.contenders else args.reference
+    if base is None:
+        return []
+    others = [c for c in args.contenders if c != base]
+    lines = ["### real programs: time and peak RSS (the process tree's largest process)", "",
+             f"Paired ratios to {base}, median [min-max] over {args.rounds} rounds; < 1 is better. "
+             "Every program's output is the same under every allocator (checked).", ""]
+    for key, what, unit, scale in (("elapsed_s", "time", "s", 1), ("rss_peak_bytes", "peak RSS", "MiB", 2**20)):
+        rows, per = [], {c: [] for c in others}
+        for name in args.programs:
+            cells = [name, f"{runs.median(name, base, key) / scale:.2f} {unit}"]
+            for c in others:
+                paired = runs.paired(name, c, base, key)
+                per[c].append(paired.median)
+                cells.append(f"{paired.median:.2f} [{paired.low:.2f}-{paired.high:.2f}]")
+            rows.append(cells)
+        rows.append([f"geometric mean / {base}", ""] + [f"**{common.geomean(per[c]):.2f}**" for c in others])
+        ref = args.reference
+        if ref and ref != base and ref in args.contenders:
+            rows.append([f"geometric mean / {ref}", ""] + [
+                f"{common.geomean(runs.ratio(n, c, ref, key) for n in args.programs):.2f}" for c in others])
+        lines += [f"#### {what}", ""] + common.table(["program", f"{base} ({unit})"] + [f"{c} / {base}" for c in others],
+                                                    rows, "lr" + "r" * len(others)) + [""]
+    return lines + [f"- {n}: {PROGRAMS[n].description}" for n in args.programs] + [""]
+
+
+def standing_table(args, runs, program_runs) -> list:
+    """Where libstrata stands: its paired time and peak-RSS ratios to the
+    reference and to glibc on every workload and real program, with the
+    geometric mean of each part (docs/benchmarks-malloc.md opens with it)."""
+    bases = [b for b in dict.fromkeys([args.reference, "glibc"]) if b and b in args.contenders and b != "libstrata"]
+    if "libstrata" not in args.contenders or not bases:
+        return []
+    header = ["", *[f"{what} / {b}" for b in bases for what in ("time", "peak RSS")]]
+    rows = []
+    for part, measured, names in (("standard suite", runs, args.workloads),
+                                  ("real programs", program_runs, args.programs)):
+        if not names:
+            continue
+        ratios = {n: [measured.ratio(n, "libstrata", b, key) for b in bases for key in ("elapsed_s", "rss_peak_bytes")]
+                  for n in names}
+        rows += [[n, *[f"{r:.2f}" for r in ratios[n]]] for n in names]
+        rows.append([f"**geometric mean, {part}**",
+                     *[f"**{common.geomean(r[i] for r in ratios.values()):.2f}**" for i in range(2 * len(bases))]])
+    return ["### where libstrata stands (paired ratios, medians over rounds; < 1 is better)", ""] + common.table(
+        header, rows, "l" + "r" * (len(header) - 1)) + [""]
 
 
 def callgrind_table(args, contenders: dict) -> list:
@@ -410,6 +504,7 @@ def command(args) -> int:
            "(< 1 is faster). Spread: (max - min) / median of the time over the rounds. "
            "CPU: user + system time of the process (wait4), paired ratios likewise. "
            "Memory: peak RSS of the process; RSS growth = peak RSS - RSS before the work.", ""]
+    out += standing_table(args, runs, program_runs)
     out += goal_table(args, runs)
     out += reference_table(args, runs)
     for workload in args.workloads:
