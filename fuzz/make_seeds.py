@@ -44,6 +44,8 @@ MALLOC, CALLOC, REALLOC, FREE, MEMALIGN, ALIGNED, USABLE, RESIZE, BURST, FREE_RA
 # reap harness op-codes
 CREATE, DESTROY, CLEAR, R_MALLOC, R_CALLOC, R_ALIGNED, R_REALLOC, R_FREE, R_USABLE, R_STATS = range(10)
 ROOT = 6  # a parent selector naming no reap
+SIZED = 7  # added to a parent selector: the new reap is a sized one
+SIZED_ROOT = ROOT + SIZED
 
 MALLOC_SEEDS = {
     "every-call": [MALLOC, 0, *small(24), CALLOC, 1, 3, *small(40), REALLOC, 0, *medium(3000),
@@ -75,6 +77,17 @@ REAP_SEEDS = {
     "large-aligned": [CREATE, 0, ROOT, CREATE, 1, 0, R_MALLOC, 0, 0, *large(100000), R_ALIGNED, 1, 1, *align(12),
                       *small(10), R_ALIGNED, 2, 1, *align(16), *large(70000), R_CALLOC, 3, 0, 4, *medium(4000),
                       R_REALLOC, 0, 0, *large(250000), R_STATS, 0, R_STATS, 1, CLEAR, 0, R_MALLOC, 4, 1, *small(1)],
+    # a sized reap (R_MALLOC's last byte: 1 sized, 0 strata_reap_malloc) under a tagged one, and a sized root
+    "sized-tree": [CREATE, 0, ROOT, CREATE, 1, SIZED + 0, CREATE, 2, SIZED_ROOT, CREATE, 3, SIZED + 1]
+                  + [op for i in range(12) for op in (R_MALLOC, i, 1 + i % 3, *small(8 * i), 1)]
+                  + [R_FREE, 1, R_FREE, 4, R_FREE, 11, R_MALLOC, 12, 1, *small(8), 1, R_MALLOC, 13, 1, *small(16), 0,
+                     R_REALLOC, 10, 0, *medium(3000), R_REALLOC, 12, 0, *small(4), R_STATS, 1, R_STATS, 2,
+                     R_ALIGNED, 14, 2, *align(6), *small(40), R_CALLOC, 15, 3, 3, *small(24), R_STATS, 3,
+                     CLEAR, 0, R_STATS, 1, R_MALLOC, 16, 1, *large(100000), 1, R_REALLOC, 16, 0, *small(24),
+                     R_MALLOC, 17, 3, *edge(20), 1, DESTROY, 0, R_STATS, 2],
+    "sized-grow-at-the-bump": [CREATE, 0, SIZED_ROOT, R_MALLOC, 0, 0, *small(16), 1]
+                              + [op for i in range(1, 12) for op in (R_REALLOC, 0, 0, *medium(16 << i))]
+                              + [R_MALLOC, 1, 0, *small(8), 1, R_REALLOC, 0, 0, *small(40), R_FREE, 1, R_STATS, 0],
     "refused": [CREATE, 0, ROOT, R_MALLOC, 0, 0, *edge(20), R_CALLOC, 1, 0, 0xF0, *small(2),
                 R_ALIGNED, 2, 0, *INVALID_ALIGN, *small(8), R_MALLOC, 3, 0, *small(50),
                 R_REALLOC, 3, 0, *edge(22), R_STATS, 0],

@@ -1,8 +1,10 @@
 // libFuzzer harness for the reap API (strata/reap.h, docs/fuzzing.md).
 //
-// A forest of up to kReaps reaps (roots and nested children) and the shared
-// live-object model: each op-code byte picks create, destroy, clear, malloc,
-// calloc, aligned_alloc, realloc, free, usable_size or a statistics check.
+// A forest of up to kReaps reaps (roots and nested children; tagged or sized,
+// the two kinds mixed in one tree) and the shared live-object model: each
+// op-code byte picks create, destroy, clear, malloc, calloc, aligned_alloc,
+// realloc, free, usable_size or a statistics check. A sized reap gets the
+// _sized calls (free and realloc with the object's size; no usable_size).
 // Clear drops the objects of the reap and of all its descendants from the
 // model; destroy also ends those reaps (reap.h). Every object is checked byte
 // by byte before it leaves the model, and every survivor after a clear or
@@ -33,8 +35,9 @@ constexpr Mode kExpectedMode = __has_feature(address_sanitizer) ? Mode::kChecked
 constexpr Mode kExpectedMode = Mode::kEither;
 #endif
 
-void check_mode(strata_reap* reap) {
-  const bool checked = (reinterpret_cast<const strata_reap_head*>(reap)->flags & STRATA_REAP_SLOW_CHECKED) != 0;
+void check_mode(strata_reap* reap, bool sized) {
+  const strata_reap_head* head = reinterpret_cast<const strata_reap_head*>(reap);
+  const bool checked = ((sized ? head->sized.flags : head->flags) & STRATA_REAP_SLOW_CHECKED) != 0;
   if (kExpectedMode == Mode::kChecked) expect(checked, "reap not in checked mode under ASan", reap);
   if (kExpectedMode == Mode::kUnchecked) expect(!checked, "reap in checked mode without ASan", reap);
 }
@@ -42,10 +45,20 @@ void check_mode(strata_reap* reap) {
 constexpr std::size_t kReapAlign = 16;  // reap.h: results are aligned to at least 16 bytes
 constexpr int kReaps = 6;
 
+constexpr std::size_t kSizedAlign = STRATA_REAP_SIZED_GRANULE;  // reap.h: strata_reap_malloc_sized's results
+
 struct ReapNode {
   strata_reap* reap = nullptr;  // nullptr: the slot is empty
   int parent = -1;
+  bool sized = false;  // strata_reap_create_sized
 };
+
+// What a sized reap's statistics count for an object of `size` bytes in its
+// stream (bytes_live: slots of 8-byte granules, size 0 taking one).
+std::size_t sized_slot(std::size_t size) {
+  return size == 0 ? STRATA_REAP_SIZED_GRANULE
+                   : (size + STRATA_REAP_SIZED_GRANULE - 1) & ~std::size_t{STRATA_REAP_SIZED_GRANULE - 1};
+}
 
 class ReapSession {
  public:
@@ -90,14 +103,16 @@ class ReapSession {
 
   void create() {
     const int r = in_.byte() % kReaps;
-    const int p = in_.byte() % (kReaps + 1);  // kReaps, or an empty slot: a root
+    const int p = in_.byte() % (2 * (kReaps + 1));   // modulo kReaps + 1: kReaps, or an empty slot: a root
+    const bool sized = (p / (kReaps + 1)) % 2 == 1;  // the byte's high part picks the kind
     if (reaps_[r].reap != nullptr) return;
-    const int parent = p < kReaps && reaps_[p].reap != nullptr ? p : -1;
-    strata_reap* reap = strata_reap_create(parent >= 0 ? reaps_[parent].reap : nullptr);
+    const int parent = p % (kReaps + 1) < kReaps && reaps_[p % (kReaps + 1)].reap != nullptr ? p % (kReaps + 1) : -1;
+    strata_reap* under = parent >= 0 ? reaps_[parent].reap : nullptr;
+    strata_reap* reap = sized ? strata_reap_create_sized(under) : strata_reap_create(under);
     expect(reap != nullptr, "strata_reap_create failed: slot, parent", nullptr, static_cast<std::size_t>(r),
            static_cast<std::size_t>(parent + 1));
-    check_mode(reap);
-    reaps_[r] = {reap, parent};
+    check_mode(reap, sized);
+    reaps_[r] = {reap, parent, sized};
   }
 
   // Verifies and forgets every object held by the subtree of r: a clear or
@@ -131,14 +146,17 @@ class ReapSession {
   void release(LiveObject& o) {
     if (!o.live()) return;
     verify(o);
-    strata_reap_free(reaps_[o.owner].reap, o.ptr);
+    if (reaps_[o.owner].sized)
+      strata_reap_free_sized(reaps_[o.owner].reap, o.ptr, o.size);
+    else
+      strata_reap_free(reaps_[o.owner].reap, o.ptr);
     LiveObjects::forget(o);
   }
 
   void check_fresh(int r, void* p, std::size_t size, std::size_t align) const {
     expect(p != nullptr, "reap allocation failed: size, alignment", p, size, align);
-    expect(reinterpret_cast<std::uintptr_t>(p) % std::max(align, kReapAlign) == 0,
-           "misaligned: size, alignment", p, size, align);
+    expect(reinterpret_cast<std::uintptr_t>(p) % align == 0, "misaligned: size, alignment", p, size, align);
+    if (reaps_[r].sized) return;  // a sized reap keeps no sizes
     const std::size_t usable = strata_reap_usable_size(reaps_[r].reap, p);
     expect(usable >= size, "usable_size below the request: usable, size", p, usable, size);
   }
@@ -157,9 +175,10 @@ class ReapSession {
     const std::size_t size = in_.request_size();
     if (r < 0 || (size > kMostServed && size < kAbsurdSize)) return;
     errno = 0;
-    void* p = strata_reap_malloc(reaps_[r].reap, size);
+    const bool sized = reaps_[r].sized && in_.byte() % 4 != 0;  // strata_reap_malloc works on a sized reap too
+    void* p = sized ? strata_reap_malloc_sized(reaps_[r].reap, size) : strata_reap_malloc(reaps_[r].reap, size);
     if (size >= kAbsurdSize) return expect_refused(p, ENOMEM, size);
-    check_fresh(r, p, size, kReapAlign);
+    check_fresh(r, p, size, sized ? kSizedAlign : kReapAlign);
     objects_.adopt(*o, p, size, r);
   }
 
@@ -190,7 +209,7 @@ class ReapSession {
     void* p = strata_reap_aligned_alloc(reaps_[r].reap, align, size);
     if (!valid) return expect_refused(p, EINVAL, size);
     if (size >= kAbsurdSize) return expect_refused(p, ENOMEM, size);
-    check_fresh(r, p, size, align);
+    check_fresh(r, p, size, std::max(align, reaps_[r].sized ? kSizedAlign : kReapAlign));
     objects_.adopt(*o, p, size, r);
   }
 
@@ -203,20 +222,22 @@ class ReapSession {
     if (r < 0 || (size > kMostServed && size < kAbsurdSize)) return;
     if (o.live()) verify(o);
     errno = 0;
-    void* p = strata_reap_realloc(reaps_[r].reap, o.ptr, size);
+    const bool sized = reaps_[r].sized;
+    void* p = sized ? strata_reap_realloc_sized(reaps_[r].reap, o.ptr, o.live() ? o.size : 0, size)
+                    : strata_reap_realloc(reaps_[r].reap, o.ptr, size);
     if (size >= kAbsurdSize) {
       expect_refused(p, ENOMEM, size);
       if (o.live()) verify(o);  // a failed realloc leaves the object as it was
       return;
     }
-    check_fresh(r, p, size, kReapAlign);
+    check_fresh(r, p, size, sized ? kSizedAlign : kReapAlign);
     if (o.live()) return LiveObjects::moved(o, p, size);
     objects_.adopt(o, p, size, r);
   }
 
   void do_usable_size() {
     LiveObject& o = objects_.slot(in_.byte());
-    if (!o.live()) return;
+    if (!o.live() || reaps_[o.owner].sized) return;
     verify(o);
     const std::size_t usable = strata_reap_usable_size(reaps_[o.owner].reap, o.ptr);
     expect(usable >= o.size, "usable_size shrank: usable, size", o.ptr, usable, o.size);
@@ -224,16 +245,22 @@ class ReapSession {
   }
 
   // The reap's own count of live objects and bytes must match the model's.
+  // A sized reap counts the slots' bytes (no objects).
   void check_stats(int r) {
     std::size_t objects = 0;
     std::size_t bytes = 0;
     objects_.for_each_live([&](LiveObject& o) {
       if (o.owner != r) return;
       ++objects;
-      bytes += strata_reap_usable_size(reaps_[r].reap, o.ptr);
+      bytes += reaps_[r].sized ? sized_slot(o.size) : strata_reap_usable_size(reaps_[r].reap, o.ptr);
     });
     strata_reap_stats stats;
     strata_reap_get_stats(reaps_[r].reap, &stats);
+    if (reaps_[r].sized) {
+      expect(stats.objects_live == STRATA_REAP_UNCOUNTED, "stats: a sized reap counted objects", reaps_[r].reap);
+      expect(stats.bytes_live == bytes, "stats: bytes_live, model", reaps_[r].reap, stats.bytes_live, bytes);
+      return;
+    }
     expect(stats.objects_live == objects, "stats: objects_live, model", reaps_[r].reap, stats.objects_live, objects);
     expect(stats.bytes_live == bytes, "stats: bytes_live, model", reaps_[r].reap, stats.bytes_live, bytes);
   }

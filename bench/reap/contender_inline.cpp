@@ -3,11 +3,19 @@
 // a limit; 64 KiB chunks from malloc, kept across resets in a list; reset =
 // rewind to the first chunk. The bump is inline in the workload loop; only
 // moving to the next chunk is a call. No per-object header, no free.
+// STRATA_BENCH_INLINE_GRANULE ("inline8": 8): sizes round up to it instead of
+// 16, the yardstick of a sized reap, which rounds to 8.
 #include <cstdlib>
 
 #include "workload.hpp"
 
+#ifndef STRATA_BENCH_INLINE_GRANULE
+#define STRATA_BENCH_INLINE_GRANULE 16
+#endif
+
 namespace {
+
+constexpr std::size_t kGranule = STRATA_BENCH_INLINE_GRANULE;
 
 class InlineRegion {
  public:
@@ -25,7 +33,7 @@ class InlineRegion {
   }
 
   void* alloc(std::size_t size) {
-    const std::size_t rounded = (size + 15) & ~std::size_t{15};
+    const std::size_t rounded = (size + kGranule - 1) & ~(kGranule - 1);
     if (rounded <= static_cast<std::size_t>(limit_ - top_) && rounded >= size) {
       char* p = top_;
       top_ += rounded;
@@ -76,9 +84,9 @@ class InlineRegion {
 };
 
 struct Inline {
-  static constexpr const char* kName = "inline";
+  static constexpr const char* kName = kGranule == 16 ? "inline" : "inline8";
   static constexpr bool kCanFree = false;
-  static constexpr std::size_t kAlignment = 16;
+  static constexpr std::size_t kAlignment = kGranule;
 
   void* alloc(std::size_t size) { return region.alloc(size); }
   void free(void*, std::size_t) {}

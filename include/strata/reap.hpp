@@ -5,6 +5,10 @@
 //   request.free(p);                         // reused by a later malloc
 //   request.clear();                         // everything, children included
 //
+//   strata::sized_reap nodes;                // freed with the size: no tags
+//   auto* n = static_cast<Node*>(nodes.malloc(sizeof(Node)));
+//   nodes.free(n, sizeof(Node));
+//
 //   strata::reap_resource arena;             // a std::pmr::memory_resource
 //   std::pmr::vector<int> v(&arena);         // deallocate really frees;
 //   arena.release();                         // release() clears the reap
@@ -69,17 +73,68 @@ class reap {
   strata_reap* handle_;
 };
 
+// A sized reap (strata_reap_create_sized): every free gives the size, so
+// objects carry no tag and sit side by side in 8-byte steps. Results are
+// aligned to 8 (STRATA_REAP_SIZED_GRANULE); aligned_alloc for more.
+class sized_reap {
+ public:
+  // A root sized reap. Throws std::bad_alloc when there is no memory.
+  sized_reap() : sized_reap(static_cast<strata_reap*>(nullptr)) {}
+  // A child of parent (either kind): cleared and destroyed with it.
+  explicit sized_reap(reap& parent) : sized_reap(parent.get()) {}
+  explicit sized_reap(sized_reap& parent) : sized_reap(parent.get()) {}
+  explicit sized_reap(strata_reap* parent) : handle_(strata_reap_create_sized(parent)) {
+    if (handle_ == nullptr) throw std::bad_alloc();
+  }
+
+  sized_reap(const sized_reap&) = delete;
+  sized_reap& operator=(const sized_reap&) = delete;
+  sized_reap(sized_reap&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  sized_reap& operator=(sized_reap&& other) noexcept {
+    if (this != &other) {
+      strata_reap_destroy(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~sized_reap() { strata_reap_destroy(handle_); }
+
+  strata_reap* get() const noexcept { return handle_; }
+
+  // nullptr (errno ENOMEM / EINVAL) on failure. malloc bumps inline.
+  void* malloc(std::size_t size) noexcept { return strata_reap_malloc_sized(handle_, size); }
+  void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+    return strata_reap_aligned_alloc(handle_, alignment, size);
+  }
+  // size: as allocated (or as last resized).
+  void free(void* ptr, std::size_t size) noexcept { strata_reap_free_sized(handle_, ptr, size); }
+  void* realloc(void* ptr, std::size_t old_size, std::size_t new_size) noexcept {
+    return strata_reap_realloc_sized(handle_, ptr, old_size, new_size);
+  }
+  void clear() noexcept { strata_reap_clear(handle_); }
+  strata_reap_stats stats() const noexcept {  // objects_live: STRATA_REAP_UNCOUNTED
+    strata_reap_stats s;
+    strata_reap_get_stats(handle_, &s);
+    return s;
+  }
+
+ private:
+  strata_reap* handle_;
+};
+
 // A std::pmr::memory_resource over a reap. Unlike monotonic_buffer_resource,
 // deallocate() really frees (the memory is reused by later allocations);
-// release() clears the reap (and its children).
+// release() clears the reap (and its children). pmr gives the size at
+// deallocate, so the resource's own reap is a sized one (no tags).
 class reap_resource : public std::pmr::memory_resource {
  public:
-  // A resource with a reap of its own.
+  // A resource with a (sized) reap of its own.
   reap_resource() : owned_(), reap_(owned_.get()) {}
-  // A resource with a reap of its own, a child of parent's reap.
+  // A resource with a (sized) reap of its own, a child of parent's reap.
   explicit reap_resource(reap_resource& parent) : owned_(parent.reap_), reap_(owned_.get()) {}
   // A resource allocating from r, which must outlive it.
-  explicit reap_resource(reap& r) noexcept : owned_(nullptr_tag{}), reap_(r.get()) {}
+  explicit reap_resource(reap& r) noexcept : owned_(nullptr_tag{}), reap_(r.get()), sized_(false) {}
+  explicit reap_resource(sized_reap& r) noexcept : owned_(nullptr_tag{}), reap_(r.get()) {}
 
   reap_resource(const reap_resource&) = delete;
   reap_resource& operator=(const reap_resource&) = delete;
@@ -90,12 +145,14 @@ class reap_resource : public std::pmr::memory_resource {
 
  protected:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
-    // Alignments up to 16 (nearly every type) take the inline bump.
-    void* p = alignment <= 16 ? strata_reap_malloc(reap_, bytes) : strata_reap_aligned_alloc(reap_, alignment, bytes);
+    // Alignments up to the granule (nearly every type) take the inline bump.
+    void* p = sized_ && alignment <= STRATA_REAP_SIZED_GRANULE ? strata_reap_malloc_sized(reap_, bytes)
+              : !sized_ && alignment <= 16                     ? strata_reap_malloc(reap_, bytes)
+                                                               : strata_reap_aligned_alloc(reap_, alignment, bytes);
     if (p == nullptr) throw std::bad_alloc();
     return p;
   }
-  void do_deallocate(void* p, std::size_t, std::size_t) override { strata_reap_free(reap_, p); }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t) override { strata_reap_free_sized(reap_, p, bytes); }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
     auto* o = dynamic_cast<const reap_resource*>(&other);
     return o != nullptr && o->reap_ == reap_;
@@ -105,8 +162,8 @@ class reap_resource : public std::pmr::memory_resource {
   struct nullptr_tag {};
   // The reap this resource owns, if any.
   struct owned_reap {
-    owned_reap() : handle(strata_reap_create(nullptr)) { check(); }
-    explicit owned_reap(strata_reap* parent) : handle(strata_reap_create(parent)) { check(); }
+    owned_reap() : handle(strata_reap_create_sized(nullptr)) { check(); }
+    explicit owned_reap(strata_reap* parent) : handle(strata_reap_create_sized(parent)) { check(); }
     explicit owned_reap(nullptr_tag) noexcept : handle(nullptr) {}
     owned_reap(const owned_reap&) = delete;
     owned_reap& operator=(const owned_reap&) = delete;
@@ -120,6 +177,7 @@ class reap_resource : public std::pmr::memory_resource {
 
   owned_reap owned_;
   strata_reap* reap_;
+  bool sized_ = true;  // reap_ is a sized reap (else a tagged one: the inline path is strata_reap_malloc)
 };
 
 }  // namespace strata

@@ -66,9 +66,10 @@ fn main() {
     build.compile("strata_reap_c");
 }
 
-/// src/ffi.rs mirrors `strata_reap_head` and the inline `strata_reap_malloc`
-/// of this layout version; another one needs the Rust mirror rewritten.
-const MIRRORED_HEAD_VERSION: &str = "2";
+/// src/ffi.rs mirrors `strata_reap_head` and the inline
+/// `strata_reap_malloc_sized` of this layout version; another one needs the
+/// Rust mirror rewritten.
+const MIRRORED_HEAD_VERSION: &str = "3";
 
 /// The value of `#define NAME value` in reap.h.
 fn define(reap_h: &str, name: &str) -> String {
@@ -88,32 +89,27 @@ fn check_head_version(reap_h: &str) {
     );
 }
 
-/// reap.h's contract (granule, largest tagged slot, prefetch distance) as
-/// Rust constants in `$OUT_DIR/contract.rs`: the inline path uses them, so
-/// they have one source. The tag is one byte, as src/ffi.rs writes it: a
-/// contract it cannot hold stops the build.
+/// reap.h's sized contract (granule, largest stream slot, prefetch distance)
+/// as Rust constants in `$OUT_DIR/contract.rs`: the inline path uses them,
+/// so they have one source.
 fn write_contract(reap_h: &str) {
     let number = |name: &str| -> usize {
         let v = define(reap_h, name);
         v.parse().unwrap_or_else(|_| panic!("reap.h's {name} is not a number: {v}"))
     };
-    let granule = number("STRATA_REAP_GRANULE");
-    let max_tagged_slot = number("STRATA_REAP_MAX_TAGGED_SLOT");
+    let granule = number("STRATA_REAP_SIZED_GRANULE");
+    let max_slot = number("STRATA_REAP_SIZED_MAX_SLOT");
     let prefetch_ahead = number("STRATA_REAP_PREFETCH_AHEAD");
-    assert!(granule.is_power_of_two() && granule >= 16, "reap.h's granule {granule}: a power of two, at least 16");
-    assert_eq!(
-        max_tagged_slot,
-        255 * granule,
-        "reap.h's largest tagged slot {max_tagged_slot} is not 255 granules of {granule}: the tag is one byte"
-    );
+    assert!(granule.is_power_of_two() && granule >= 8, "reap.h's sized granule {granule}: a power of two, at least 8");
+    assert_eq!(max_slot % granule, 0, "reap.h's largest sized slot {max_slot} is not a multiple of {granule}");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("contract.rs");
     std::fs::write(
         out,
         format!(
-            "/// `STRATA_REAP_GRANULE`: slots are multiples of it; every result is aligned to it.\n\
-             pub(crate) const GRANULE: usize = {granule};\n\
-             /// `STRATA_REAP_MAX_TAGGED_SLOT`: the largest slot the inline path serves.\n\
-             pub(crate) const MAX_TAGGED_SLOT: usize = {max_tagged_slot};\n\
+            "/// `STRATA_REAP_SIZED_GRANULE`: slots are multiples of it; every result is aligned to it.\n\
+             pub(crate) const SIZED_GRANULE: usize = {granule};\n\
+             /// `STRATA_REAP_SIZED_MAX_SLOT`: the largest slot the stream (and the inline path) serves.\n\
+             pub(crate) const SIZED_MAX_SLOT: usize = {max_slot};\n\
              /// `STRATA_REAP_PREFETCH_AHEAD`: how far ahead of the bump the inline path prefetches.\n\
              pub(crate) const PREFETCH_AHEAD: usize = {prefetch_ahead};\n"
         ),

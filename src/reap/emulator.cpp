@@ -10,7 +10,8 @@
 //
 // The inline strata_reap_malloc of strata/reap.h reads the reap's public head:
 // here it always says "no inline window" (STRATA_REAP_SLOW_EMULATOR, limit ==
-// bump == 0), so every allocation comes to strata_reap_malloc_slow below.
+// bump == 0, and so is its sized window), so every allocation comes to
+// strata_reap_malloc_slow or strata_reap_malloc_sized_slow below.
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -89,7 +90,9 @@ using EmulatedHeap = strata::layers::NestedHeap<RecordedObjects>;
 
 // The public head first, closed for good: no inline allocation.
 struct strata_reap final : strata_reap_head, EmulatedHeap {
-  strata_reap() : strata_reap_head{0, 0, STRATA_REAP_SLOW_EMULATOR, STRATA_REAP_HEAD_VERSION} {}
+  strata_reap()
+      : strata_reap_head{0, 0, STRATA_REAP_SLOW_EMULATOR, STRATA_REAP_HEAD_VERSION,
+                         strata_reap_sized_cursor{0, 0, STRATA_REAP_SLOW_EMULATOR, 0}} {}
 };
 
 namespace {
@@ -166,6 +169,17 @@ void strata_reap_clear(strata_reap* reap) {
 }
 
 void* strata_reap_malloc_slow(strata_reap* reap, size_t size) { return emulated_malloc(reap, size, 0); }
+
+// A sized reap is a reap like any other here: every object has a header.
+strata_reap* strata_reap_create_sized(strata_reap* parent) { return strata_reap_create(parent); }
+
+void* strata_reap_malloc_sized_slow(strata_reap* reap, size_t size) { return emulated_malloc(reap, size, 0); }
+
+void strata_reap_free_sized(strata_reap* reap, void* ptr, size_t) { strata_reap_free(reap, ptr); }
+
+void* strata_reap_realloc_sized(strata_reap* reap, void* ptr, size_t, size_t new_size) {
+  return strata_reap_realloc(reap, ptr, new_size);
+}
 
 void* strata_reap_calloc(strata_reap* reap, size_t count, size_t size) {
   size_t bytes;

@@ -23,9 +23,13 @@
 //   opens it again; clear() resets.
 // * Chunks double (8 KiB first, inside the reap's own mapping, up to 64 MiB);
 //   clear() keeps the chunks the round used and replays them in order.
+// * A second kind, the sized reap, for callers that give the size at free:
+//   the same stream without tags (SizedReapHeap below).
 #pragma once
 #include "strata/layers/heap.hpp"
 #include "strata/layers/region.hpp"
+#include "strata/layers/region/sized_reuse_heap.hpp"
+#include "strata/layers/region/sized_stream_heap.hpp"
 #include "strata/reap.h"
 
 namespace strata::reap_detail {
@@ -41,20 +45,35 @@ using strata::layers::ChunkSource;
 using strata::layers::ClearOptimizedHeap;
 using strata::layers::NestedHeap;
 using strata::layers::RegionChunkHeap;
+using strata::layers::SizedReuseHeap;
+using strata::layers::SizedStreamHeap;
 using strata::layers::TaggedStreamHeap;
 
-using ReapHeap =
-    NestedHeap<              // a tree of reaps: clear and destroy reach the subtree
-    ClearOptimizedHeap<      // freed objects first (best fit; a cut slot's rest bumped through), else bump
-    TaggedStreamHeap<        // one bump stream for all sizes, one-byte boundary tags; huge objects mapped alone
-    RegionChunkHeap<         // runs from chunks >= 8 KiB growing x2; clear replays the used ones
-    ChunkSource>,            // mmap via strata::platform (plus a small process-wide cache)
-    strata_reap_head>, kReapWaitBytes>>;     // the stream's cursor is the reap's public head
+// The tree of reaps links every reap, whatever its kind (a sized reap may be
+// the child of a tagged one): the heap chains live beside the links.
+struct ReapNode {};
+using ReapTree = NestedHeap<ReapNode>;
+
+// A tagged reap (strata_reap_create): free(p) finds the size in a tag.
+using TaggedReapHeap =
+    ClearOptimizedHeap<        // freed objects first (best fit; a cut slot's rest bumped through), else bump
+        TaggedStreamHeap<      // one bump stream for all sizes, one-byte boundary tags; huge objects mapped alone
+            RegionChunkHeap<   // runs from chunks >= 8 KiB growing x2; clear replays the used ones
+                ChunkSource>,  // mmap via strata::platform (plus small process-wide and per-thread caches)
+            strata_reap_head>,
+        kReapWaitBytes>;  // the stream's cursor is the reap's public head
+
+// A sized reap (strata_reap_create_sized): the caller gives the size at free,
+// so objects carry nothing (sized_stream_heap.hpp).
+using SizedReapHeap = SizedReuseHeap<  // freed objects first (size-class lists, longer slots cut), else bump
+    SizedStreamHeap<                   // one bump stream, 8-byte slots, no tags; huge objects mapped alone
+        RegionChunkHeap<ChunkSource>, strata_reap_sized_cursor>,
+    kReapWaitBytes>;  // the cursor is the head's sized window
 
 // The chain keeps the project's heap contract.
-static_assert(strata::layers::SizedHeap<ReapHeap> && strata::layers::ClearableHeap<ReapHeap>);
+static_assert(strata::layers::SizedHeap<TaggedReapHeap> && strata::layers::ClearableHeap<TaggedReapHeap>);
 
-// The inline path (strata/reap.h) and the layers agree on the head.
+// The inline paths (strata/reap.h) and the layers agree on the head.
 static_assert(STRATA_REAP_SLOW_CHECKED == strata::layers::kInlineClosedChecked);
 static_assert(STRATA_REAP_SLOW_FREED == strata::layers::kInlineClosedFreed);
 

@@ -5,7 +5,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "reap_test_support.hpp"
 
@@ -81,6 +85,89 @@ TEST_F(ReapChecked, ObjectsOfAClearedReapAreGone) {
   void* p = strata_reap_malloc(reap, 24);
   strata_reap_clear(reap);
   EXPECT_DEATH(strata_reap_free(reap, p), message("strata_reap_free", reap, p, "foreign pointer"));
+}
+
+// ---- sized reaps: the size given at free is checked too ----------------
+
+struct ScopedSizedReap {
+  strata_reap* reap = strata_reap_create_sized(nullptr);
+  ScopedSizedReap() = default;
+  ScopedSizedReap(const ScopedSizedReap&) = delete;
+  ScopedSizedReap& operator=(const ScopedSizedReap&) = delete;
+  ~ScopedSizedReap() { strata_reap_destroy(reap); }
+  operator strata_reap*() const { return reap; }
+};
+
+TEST_F(ReapChecked, SizedFreeWithTheWrongSizeAborts) {
+  ScopedSizedReap reap;
+  void* p = strata_reap_malloc_sized(reap, 24);
+  void* large = strata_reap_malloc_sized(reap, 100000);
+  // 24 and 20 share a slot: a sized reap checks the size asked, not the slot.
+  EXPECT_DEATH(strata_reap_free_sized(reap, p, 20),
+               message("strata_reap_free_sized", reap, p, "wrong size: freed with 20 bytes, allocated with 24"));
+  EXPECT_DEATH(
+      strata_reap_free_sized(reap, large, 24),
+      message("strata_reap_free_sized", reap, large, "wrong size: freed with 24 bytes, allocated with 100000"));
+  EXPECT_DEATH(strata_reap_realloc_sized(reap, p, 32, 64),
+               message("strata_reap_realloc_sized", reap, p, "wrong size: freed with 32 bytes, allocated with 24"));
+  // A tagged reap knows only the slot: a size beyond it is caught.
+  strata::test::ScopedReap tagged;
+  void* t = strata_reap_malloc(tagged, 24);
+  EXPECT_DEATH(strata_reap_free_sized(tagged, t, 100),
+               message("strata_reap_free_sized", tagged, t, "wrong size: freed with 100 bytes, the object holds 31"));
+  strata_reap_free_sized(tagged, t, 24);
+}
+
+TEST_F(ReapChecked, SizedDoubleFreeForeignPointerAndWrongReapAbort) {
+  ScopedSizedReap reap;
+  ScopedSizedReap other;
+  void* p = strata_reap_malloc_sized(reap, 40);
+  void* q = strata_reap_malloc_sized(reap, 40);
+  strata_reap_free_sized(reap, p, 40);
+  EXPECT_DEATH(strata_reap_free_sized(reap, p, 40), message("strata_reap_free_sized", reap, p, "double free"));
+  int on_stack = 0;
+  EXPECT_DEATH(strata_reap_free_sized(reap, &on_stack, 4),
+               message("strata_reap_free_sized", reap, &on_stack, "foreign pointer"));
+  EXPECT_DEATH(strata_reap_free_sized(other, q, 40),
+               message("strata_reap_free_sized", other, q, "wrong reap: the object belongs to reap " + hex(reap.reap)));
+  strata_reap_clear(reap);
+  EXPECT_DEATH(strata_reap_free_sized(reap, q, 40), message("strata_reap_free_sized", reap, q, "foreign pointer"));
+}
+
+TEST_F(ReapChecked, SizedCorrectUseIsUnchanged) {
+  ScopedSizedReap reap;
+  std::vector<std::pair<char*, std::size_t>> live;
+  std::mt19937 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const unsigned op = rng() % 4;
+    if (op < 2 || live.empty()) {
+      const std::size_t size = rng() % 3000;
+      auto* p = static_cast<char*>(strata_reap_malloc_sized(reap, size));
+      ASSERT_NE(p, nullptr);
+      std::memset(p, static_cast<int>(size & 0xff), size);
+      live.emplace_back(p, size);
+    } else {
+      const std::size_t k = rng() % live.size();
+      auto [p, size] = live[k];
+      for (std::size_t j = 0; j < size; ++j) ASSERT_EQ(static_cast<unsigned char>(p[j]), size & 0xff);
+      if (op == 2) {
+        strata_reap_free_sized(reap, p, size);
+        live[k] = live.back();
+        live.pop_back();
+      } else {
+        const std::size_t bigger = size + rng() % 500;
+        auto* q = static_cast<char*>(strata_reap_realloc_sized(reap, p, size, bigger));
+        ASSERT_NE(q, nullptr);
+        for (std::size_t j = 0; j < size; ++j) ASSERT_EQ(static_cast<unsigned char>(q[j]), size & 0xff);
+        std::memset(q, static_cast<int>(bigger & 0xff), bigger);
+        live[k] = {q, bigger};
+      }
+    }
+  }
+  for (auto [p, size] : live) strata_reap_free_sized(reap, p, size);
+  strata_reap_stats s;
+  strata_reap_get_stats(reap, &s);
+  EXPECT_EQ(s.bytes_live, 0u);
 }
 
 TEST_F(ReapChecked, CorrectUseIsUnchanged) {

@@ -98,9 +98,9 @@ fn main() {
         let stats = reap.stats();
         if round % 5 == 0 {
             println!(
-                "round {round}: {} bytes of input, {} nodes, value {value}, {} KiB held",
+                "round {round}: {} bytes of input, {} bytes of nodes, value {value}, {} KiB held",
                 text.len(),
-                stats.objects_live,
+                stats.bytes_live,
                 stats.bytes_held / 1024
             );
         }

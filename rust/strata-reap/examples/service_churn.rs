@@ -54,7 +54,7 @@ fn main() {
         }
         if request % 50_000 == 0 {
             let stats = connection.stats();
-            println!("request {request}: {} live objects, {} KiB held", stats.objects_live, stats.bytes_held / 1024);
+            println!("request {request}: {} live bytes, {} KiB held", stats.bytes_live, stats.bytes_held / 1024);
         }
     }
     let held = connection.stats().bytes_held;

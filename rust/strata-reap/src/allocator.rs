@@ -27,12 +27,10 @@ impl Reap {
         self.try_alloc_layout(layout).ok()
     }
 
-    /// Frees `ptr`'s object (nothing for size 0).
+    /// Frees `ptr`'s object with its size (nothing for size 0).
     #[inline]
     pub(crate) unsafe fn deallocate_object(&self, ptr: NonNull<u8>, layout: Layout) {
-        if layout.size() != 0 {
-            self.free(ptr)
-        }
+        self.free(ptr, layout)
     }
 
     /// A copy of `ptr`'s object in memory fit for `new` (grow or shrink by
@@ -44,30 +42,28 @@ impl Reap {
         Some(moved)
     }
 
-    /// Grows in place when the C library can (`strata_reap_realloc` keeps the
-    /// object in its slot or grows the stream's last object); else moves.
+    /// Grows in place when it can (the reap's last object grows at the
+    /// bump, as bumpalo's); else moves.
+    #[inline]
     pub(crate) unsafe fn grow_object(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Option<NonNull<u8>> {
         if old.size() == 0 {
             return self.allocate_object(new);
         }
         if old.align() <= ffi::MIN_ALIGN && new.align() <= ffi::MIN_ALIGN {
-            return self.realloc(ptr, new.size()).ok();
-        }
-        if ptr.as_ptr() as usize % new.align() == 0 && new.size() <= self.usable_size(ptr) {
-            return Some(ptr);
+            return self.resize(ptr, old.size(), new.size()).ok();
         }
         self.move_to(ptr, old, new)
     }
 
-    /// Shrinks in place (the slot keeps its size until the object is freed)
-    /// unless the new alignment needs another address.
+    /// Shrinks in place (the tail goes back to the reap) unless the new
+    /// alignment needs another address.
     pub(crate) unsafe fn shrink_object(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Option<NonNull<u8>> {
         if new.size() == 0 {
             self.deallocate_object(ptr, old);
             return Some(dangling(new));
         }
-        if ptr.as_ptr() as usize % new.align() == 0 {
-            return Some(ptr);
+        if old.align() <= ffi::MIN_ALIGN && new.align() <= ffi::MIN_ALIGN {
+            return self.resize(ptr, old.size(), new.size()).ok();
         }
         self.move_to(ptr, old, new)
     }

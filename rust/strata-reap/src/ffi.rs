@@ -1,7 +1,7 @@
 //! The C API of `include/strata/reap.h`, as compiled by build.rs.
 //!
 //! Only the out-of-line calls live here: the inline bump of
-//! `strata_reap_malloc` is mirrored in Rust by `Reap::try_alloc_layout`.
+//! `strata_reap_malloc_sized` is mirrored in Rust by `Reap::try_alloc_layout`.
 
 /// An opaque C reap (`struct strata_reap`); its first bytes are a [`Head`].
 #[repr(C)]
@@ -18,16 +18,32 @@ pub(crate) struct Head {
     pub limit: usize,
     pub flags: u32,
     pub version: u32,
+    /// The sized reap's window (`strata_reap_sized_cursor`): the one this
+    /// crate bumps through, since every `Reap` is a sized reap.
+    pub sized: SizedCursor,
+}
+
+/// `strata_reap_sized_cursor`: same rules as the tagged window.
+#[repr(C)]
+pub(crate) struct SizedCursor {
+    pub bump: usize,
+    pub limit: usize,
+    pub flags: u32,
+    pub reserved: u32,
 }
 
 /// `STRATA_REAP_HEAD_VERSION`: the head layout this crate was written for.
-pub(crate) const HEAD_VERSION: u32 = 2;
+pub(crate) const HEAD_VERSION: u32 = 3;
 
-// GRANULE, MAX_TAGGED_SLOT, PREFETCH_AHEAD: read from reap.h by build.rs.
+// SIZED_GRANULE, SIZED_MAX_SLOT, PREFETCH_AHEAD: read from reap.h by build.rs.
 include!(concat!(env!("OUT_DIR"), "/contract.rs"));
 
-/// Every result of the reap is aligned to at least this many bytes.
-pub(crate) const MIN_ALIGN: usize = GRANULE;
+/// Every result of the (sized) reap is aligned to at least this many bytes.
+pub(crate) const MIN_ALIGN: usize = SIZED_GRANULE;
+
+/// `STRATA_REAP_UNCOUNTED`: a sized reap does not count its objects.
+#[allow(dead_code)]
+pub(crate) const UNCOUNTED: usize = usize::MAX;
 
 /// `strata_reap_stats`.
 #[repr(C)]
@@ -40,13 +56,17 @@ pub(crate) struct RawStats {
 }
 
 extern "C" {
-    pub(crate) fn strata_reap_create(parent: *mut RawReap) -> *mut RawReap;
+    pub(crate) fn strata_reap_create_sized(parent: *mut RawReap) -> *mut RawReap;
     pub(crate) fn strata_reap_destroy(reap: *mut RawReap);
     pub(crate) fn strata_reap_clear(reap: *mut RawReap);
-    pub(crate) fn strata_reap_malloc_slow(reap: *mut RawReap, size: usize) -> *mut u8;
-    pub(crate) fn strata_reap_realloc(reap: *mut RawReap, ptr: *mut u8, size: usize) -> *mut u8;
+    pub(crate) fn strata_reap_malloc_sized_slow(reap: *mut RawReap, size: usize) -> *mut u8;
+    pub(crate) fn strata_reap_realloc_sized(
+        reap: *mut RawReap,
+        ptr: *mut u8,
+        old_size: usize,
+        new_size: usize,
+    ) -> *mut u8;
     pub(crate) fn strata_reap_aligned_alloc(reap: *mut RawReap, alignment: usize, size: usize) -> *mut u8;
-    pub(crate) fn strata_reap_free(reap: *mut RawReap, ptr: *mut u8);
-    pub(crate) fn strata_reap_usable_size(reap: *const RawReap, ptr: *const u8) -> usize;
+    pub(crate) fn strata_reap_free_sized(reap: *mut RawReap, ptr: *mut u8, size: usize);
     pub(crate) fn strata_reap_get_stats(reap: *const RawReap, stats: *mut RawStats);
 }

@@ -31,15 +31,17 @@
 //!
 //! # The fast path
 //!
+//! Every `Reap` is a *sized* reap (`strata_reap_create_sized`): Rust gives
+//! the layout back at free, so an object carries no header and no tag, and
+//! objects sit side by side in 8-byte steps, as in bumpalo.
 //! `include/strata/reap.h` inlines the allocation fast path: the first bytes
-//! of every reap are a public, versioned head (`strata_reap_head`: bump,
-//! limit, flags, version), and `strata_reap_malloc` bumps through it and
-//! writes the object's one-byte boundary tag. This crate mirrors that inline
-//! function in Rust ([`Reap::try_alloc_layout`]), so an allocation inlines
-//! into its caller; only the slow path (a new chunk, freed objects waiting
-//! for reuse, large or over-aligned objects, checked mode) calls into C.
-//! [`Reap::new`] checks that the library's head has the layout version this
-//! crate was written for.
+//! of every reap are a public, versioned head (`strata_reap_head`), and
+//! `strata_reap_malloc_sized` bumps through its sized window. This crate
+//! mirrors that inline function in Rust ([`Reap::try_alloc_layout`]), so an
+//! allocation inlines into its caller; only the slow path (a new chunk, freed
+//! objects waiting for reuse, large or over-aligned objects, checked mode)
+//! calls into C. [`Reap::new`] checks that the library's head has the layout
+//! version this crate was written for.
 //!
 //! # Drop policy
 //!
@@ -130,12 +132,11 @@ pub struct Reap {
 unsafe impl Send for Reap {}
 
 /// What a reap holds, from [`Reap::stats`] (its child scopes not included).
+/// A reap keeps no per-object record, so it counts bytes, not objects.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Usable bytes of the objects currently allocated.
+    /// Bytes of the objects currently allocated, each rounded up to 8.
     pub bytes_live: usize,
-    /// Number of objects currently allocated.
-    pub objects_live: usize,
     /// Bytes the reap holds from the system (chunks, large objects, its header).
     pub bytes_held: usize,
     /// Mappings held from the system (chunks and large objects).
@@ -158,7 +159,7 @@ impl Reap {
 
     fn create(parent: *mut ffi::RawReap) -> Reap {
         // SAFETY: parent is null or a live reap (a `&self`'s).
-        let raw = unsafe { ffi::strata_reap_create(parent) };
+        let raw = unsafe { ffi::strata_reap_create_sized(parent) };
         let Some(raw) = NonNull::new(raw) else {
             handle_alloc_error(Layout::new::<ffi::Head>());
         };
@@ -176,6 +177,13 @@ impl Reap {
     #[inline(always)]
     fn head(&self) -> *mut ffi::Head {
         self.raw.as_ptr().cast()
+    }
+
+    /// The head's sized window, which the inline path bumps.
+    #[inline(always)]
+    fn cursor(&self) -> *mut ffi::SizedCursor {
+        // SAFETY: the head is the first bytes of a live reap.
+        unsafe { std::ptr::addr_of_mut!((*self.head()).sized) }
     }
 
     /// Moves `value` into the reap and returns a reference to it, valid while
@@ -254,29 +262,25 @@ impl Reap {
     /// Memory for `layout`, or [`AllocError`] (the reap stays usable). A size
     /// of 0 gives a unique pointer.
     ///
-    /// This is `strata_reap_malloc` of `reap.h` in Rust: bump within the
-    /// head's inline window and write the object's one-byte boundary tag;
-    /// anything else is one call into the C library away.
+    /// This is `strata_reap_malloc_sized` of `reap.h` in Rust: bump within
+    /// the head's sized window, nothing else; anything else is one call into
+    /// the C library away.
     #[inline(always)]
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         if layout.align() > ffi::MIN_ALIGN {
             return self.alloc_aligned(layout);
         }
         let size = layout.size();
-        let head = self.head();
+        let cursor = self.cursor();
         // SAFETY: the head is the first bytes of a live reap, and `Reap` is
         // not Sync, so no other thread touches it.
         unsafe {
-            let object = (*head).bump;
-            // The slot holds the object and the next object's tag byte; absurd
-            // sizes wrap slot to 0 or leave it huge, and a test fails. The tag
-            // fits in its byte up to MAX_TAGGED_SLOT (head version 2: the
-            // window itself spans the whole run).
-            let slot = size.wrapping_add(ffi::GRANULE) & !(ffi::GRANULE - 1);
-            if slot.wrapping_sub(1) < ffi::MAX_TAGGED_SLOT && slot.wrapping_sub(1) < (*head).limit.wrapping_sub(object)
+            let object = (*cursor).bump;
+            // Size 0 and absurd sizes wrap `slot - 1` to huge: the C library's.
+            let slot = slot_of(size);
+            if slot.wrapping_sub(1) < ffi::SIZED_MAX_SLOT && slot.wrapping_sub(1) < (*cursor).limit.wrapping_sub(object)
             {
-                (*head).bump = object + slot;
-                *((object - 1) as *mut u8) = (slot / ffi::GRANULE) as u8;
+                (*cursor).bump = object + slot;
                 // As strata/reap.h: the stream ahead into L1 (a prefetch
                 // never faults).
                 #[cfg(target_arch = "x86_64")]
@@ -294,7 +298,7 @@ impl Reap {
     #[inline(never)]
     fn alloc_slow(&self, size: usize) -> Result<NonNull<u8>, AllocError> {
         // SAFETY: a live reap.
-        NonNull::new(unsafe { ffi::strata_reap_malloc_slow(self.raw.as_ptr(), size) }).ok_or(AllocError)
+        NonNull::new(unsafe { ffi::strata_reap_malloc_sized_slow(self.raw.as_ptr(), size) }).ok_or(AllocError)
     }
 
     #[inline(never)]
@@ -326,8 +330,9 @@ impl Reap {
     /// ```
     /// let mut reap = strata_reap::Reap::new();
     /// for i in 0..1000u64 { reap.alloc(i); }
+    /// assert_eq!(reap.stats().bytes_live, 8000);
     /// reap.clear();
-    /// assert_eq!(reap.stats().objects_live, 0);
+    /// assert_eq!(reap.stats().bytes_live, 0);
     /// ```
     pub fn clear(&mut self) {
         // SAFETY: `&mut self`: nothing borrows the reap's memory any more.
@@ -340,42 +345,56 @@ impl Reap {
     /// let reap = strata_reap::Reap::new();
     /// reap.alloc([0u8; 100]);
     /// let stats = reap.stats();
-    /// assert_eq!(stats.objects_live, 1);
-    /// assert!(stats.bytes_live >= 100 && stats.bytes_held >= stats.bytes_live);
+    /// assert_eq!(stats.bytes_live, 104); // 100 rounded up to 8
+    /// assert!(stats.bytes_held >= stats.bytes_live);
     /// ```
     pub fn stats(&self) -> Stats {
         let mut raw = ffi::RawStats::default();
         // SAFETY: a live reap; raw is writable.
         unsafe { ffi::strata_reap_get_stats(self.raw.as_ptr(), &mut raw) };
-        Stats {
-            bytes_live: raw.bytes_live,
-            objects_live: raw.objects_live,
-            bytes_held: raw.bytes_held,
-            chunks: raw.chunks,
-        }
-    }
-
-    /// Bytes usable at `ptr`, an object of this reap (at least its size).
-    ///
-    /// # Safety
-    /// `ptr` must be a live object allocated from this reap.
-    pub unsafe fn usable_size(&self, ptr: NonNull<u8>) -> usize {
-        ffi::strata_reap_usable_size(self.raw.as_ptr(), ptr.as_ptr())
+        Stats { bytes_live: raw.bytes_live, bytes_held: raw.bytes_held, chunks: raw.chunks }
     }
 
     /// Gives one object back to the reap; later allocations reuse its memory.
-    /// Collections do this through the `Allocator` implementation.
+    /// Collections do this through the `Allocator` implementation. A size of
+    /// 0 frees nothing (it owns no memory).
     ///
     /// # Safety
-    /// `ptr` must be a live object allocated from this reap, not used after.
-    pub unsafe fn free(&self, ptr: NonNull<u8>) {
-        ffi::strata_reap_free(self.raw.as_ptr(), ptr.as_ptr())
+    /// `ptr` must be a live object allocated from this reap with `layout`
+    /// (by [`Reap::alloc_layout`] or [`Reap::try_alloc_layout`]), not used after.
+    pub unsafe fn free(&self, ptr: NonNull<u8>, layout: Layout) {
+        if layout.size() != 0 {
+            ffi::strata_reap_free_sized(self.raw.as_ptr(), ptr.as_ptr(), layout.size())
+        }
     }
 
-    /// `strata_reap_realloc` for objects aligned to at most 16 bytes.
-    unsafe fn realloc(&self, ptr: NonNull<u8>, size: usize) -> Result<NonNull<u8>, AllocError> {
-        NonNull::new(ffi::strata_reap_realloc(self.raw.as_ptr(), ptr.as_ptr(), size)).ok_or(AllocError)
+    /// Resizes an object aligned to at most 8 bytes: the object the reap
+    /// bumped last grows or shrinks where it is (inline when the window
+    /// allows), others shrink in place or move.
+    #[inline]
+    unsafe fn resize(&self, ptr: NonNull<u8>, old: usize, new: usize) -> Result<NonNull<u8>, AllocError> {
+        let cursor = self.cursor();
+        let object = ptr.as_ptr() as usize;
+        let (old_slot, new_slot) = (slot_of(old), slot_of(new));
+        // The last object, grown within the open window: the bump moves.
+        // (An open window only: a closed one keeps limit == bump.)
+        if object + old_slot == (*cursor).bump
+            && (*cursor).flags == 0
+            && new_slot.wrapping_sub(1) < ffi::SIZED_MAX_SLOT
+            && old_slot.wrapping_sub(1) < ffi::SIZED_MAX_SLOT
+            && new_slot <= (*cursor).limit - object
+        {
+            (*cursor).bump = object + new_slot;
+            return Ok(ptr);
+        }
+        NonNull::new(ffi::strata_reap_realloc_sized(self.raw.as_ptr(), ptr.as_ptr(), old, new)).ok_or(AllocError)
     }
+}
+
+/// The slot of `size` bytes (0 for size 0: the library's).
+#[inline(always)]
+fn slot_of(size: usize) -> usize {
+    size.wrapping_add(ffi::SIZED_GRANULE - 1) & !(ffi::SIZED_GRANULE - 1)
 }
 
 #[cold]

@@ -13,7 +13,7 @@ fn alloc_keeps_values_apart() {
     for (i, r) in refs.iter().enumerate() {
         assert_eq!(**r, i as u64 * 3);
     }
-    assert_eq!(reap.stats().objects_live, 10_000);
+    assert_eq!(reap.stats().bytes_live, 80_000, "8 bytes a u64, nothing more");
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn scope_can_use_the_parent_and_returns_a_value() {
         reap.alloc(tmp.iter().sum::<u32>())
     });
     assert_eq!(*kept, 20);
-    assert_eq!(reap.stats().objects_live, 1);
+    assert_eq!(reap.stats().bytes_live, 8, "a u32 takes one 8-byte slot");
 }
 
 #[test]
@@ -161,11 +161,11 @@ fn clear_frees_everything_and_the_reap_goes_on() {
         for i in 0..100_000u64 {
             reap.alloc(i + round);
         }
-        assert_eq!(reap.stats().objects_live, 100_000);
+        assert_eq!(reap.stats().bytes_live, 800_000);
         let held = reap.stats().bytes_held;
         reap.clear();
         let after = reap.stats();
-        assert_eq!((after.objects_live, after.bytes_live), (0, 0));
+        assert_eq!(after.bytes_live, 0);
         assert!(after.bytes_held <= held);
     }
     let v = reap.alloc_str("after clear");
@@ -202,7 +202,7 @@ fn dropped_collections_give_memory_back_for_reuse() {
     v.extend(0..100_000);
     let held = reap.stats().bytes_held;
     drop(v);
-    assert_eq!(reap.stats().objects_live, 0);
+    assert_eq!(reap.stats().bytes_live, 0);
     for _ in 0..50 {
         let mut w: Vec<u64, &Reap> = Vec::with_capacity_in(100_000, &reap);
         w.extend(0..100_000);
@@ -264,14 +264,14 @@ fn a_reap_moves_to_another_thread() {
     });
     let (sum, reap) = handle.join().unwrap();
     assert_eq!(sum, 499_500);
-    assert_eq!(reap.stats().objects_live, 1000);
+    assert_eq!(reap.stats().bytes_live, 8000);
 }
 
 #[test]
 fn default_and_debug() {
     let reap = Reap::default();
     reap.alloc(1u8);
-    assert!(format!("{reap:?}").contains("objects_live: 1"));
+    assert!(format!("{reap:?}").contains("bytes_live: 8"));
 }
 
 #[test]
@@ -291,19 +291,71 @@ fn every_allocator_api2_line_is_implemented() {
     v4.extend(0..100u32);
     let b4 = allocator_api2_04::boxed::Box::new_in(5u64, &reap);
     assert_eq!((v3.iter().sum::<u32>(), v4.iter().sum::<u32>(), *b4), (4950, 4950, 5));
-    assert_eq!(reap.stats().objects_live, 3);
+    assert_eq!(reap.stats().bytes_live, v3.capacity() * 4 + v4.capacity() * 4 + 8);
     drop((v3, v4, b4));
-    assert_eq!(reap.stats().objects_live, 0);
+    assert_eq!(reap.stats().bytes_live, 0);
 }
 
 #[test]
-fn tags_written_in_rust_are_read_by_the_c_library() {
-    // The fast path writes each object's boundary tag as reap.h's inline
-    // strata_reap_malloc does; the C library finds the size from it.
+fn objects_sit_side_by_side_in_8_byte_steps() {
+    // No tag, no header: as in bumpalo, an object of a multiple of 8 bytes
+    // takes exactly its size, and the next one starts right after it.
     let reap = Reap::new();
-    for size in 0..600usize {
-        let ptr = reap.alloc_layout(Layout::from_size_align(size, 8).unwrap());
-        let usable = unsafe { reap.usable_size(ptr) };
-        assert!(usable >= size && usable < size + 16, "size {size}: usable {usable}");
+    let mut last = reap.alloc_layout(Layout::from_size_align(8, 8).unwrap()).as_ptr() as usize;
+    for size in [8usize, 16, 24, 32, 48, 1, 7, 9] {
+        let ptr = reap.alloc_layout(Layout::from_size_align(size, 8).unwrap()).as_ptr() as usize;
+        assert_eq!(ptr % 8, 0);
+        if ptr != 0 && last != 0 && ptr > last && ptr - last < 4096 {
+            assert!(ptr - last <= 48 && (ptr - last) % 8 == 0, "size {size}: {} bytes after the last", ptr - last);
+        }
+        last = ptr;
     }
+    let before = reap.stats().bytes_live;
+    for size in 1..600usize {
+        reap.alloc_layout(Layout::from_size_align(size, 8).unwrap());
+    }
+    let expected: usize = (1..600usize).map(|s| s.div_ceil(8) * 8).sum();
+    assert_eq!(reap.stats().bytes_live - before, expected);
+}
+
+#[test]
+fn the_last_object_grows_in_place() {
+    // Vec growth at the bump: the buffer stays where it is, as bumpalo's does.
+    let reap = Reap::new();
+    // A checked reap (STRATA_REAP_CHECK, always under ASan) records each
+    // object's size, so it moves instead.
+    let checked = cfg!(strata_reap_asan) || std::env::var_os("STRATA_REAP_CHECK").is_some_and(|v| v != "0");
+    let mut v: Vec<u64, &Reap> = Vec::with_capacity_in(4, &reap);
+    v.push(1);
+    let first = v.as_ptr();
+    v.extend(0..1000);
+    assert!(checked || v.as_ptr() == first, "the reap's last object grew where it was");
+    assert_eq!(reap.stats().bytes_live, v.capacity() * 8);
+    let grown = v.as_ptr();
+    v.truncate(10);
+    v.shrink_to_fit();
+    assert!(checked || v.as_ptr() == grown, "and shrank where it was");
+    assert_eq!((v[9], reap.stats().bytes_live), (8, 80));
+}
+
+#[test]
+fn freeing_with_the_layout_gives_the_memory_back() {
+    let reap = Reap::new();
+    let layout = Layout::from_size_align(40, 8).unwrap();
+    let keep = reap.alloc_layout(layout);
+    let a = reap.alloc_layout(layout);
+    let _guard = reap.alloc_layout(layout);
+    unsafe { reap.free(a, layout) };
+    assert_eq!(reap.stats().bytes_live, 80);
+    // The freed object waits; a request of its size takes it once enough wait
+    // or the run ends, so here it may or may not come back at once: the
+    // memory held stays what it was either way.
+    let held = reap.stats().bytes_held;
+    for _ in 0..100_000 {
+        let p = reap.alloc_layout(layout);
+        unsafe { reap.free(p, layout) };
+    }
+    assert_eq!(reap.stats().bytes_held, held, "alloc/free pairs stay in place");
+    unsafe { reap.free(keep, layout) };
+    assert_eq!(reap.stats().bytes_live, 40);
 }

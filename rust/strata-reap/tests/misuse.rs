@@ -101,9 +101,9 @@ fn forgotten_collections_come_back_at_clear() {
         std::mem::forget(b);
         std::mem::forget(v);
     }
-    assert_eq!(reap.stats().objects_live, 2, "forgotten objects stay until clear");
+    assert_eq!(reap.stats().bytes_live, 104 + 4000, "forgotten objects stay until clear");
     reap.clear();
-    assert_eq!(reap.stats().objects_live, 0);
+    assert_eq!(reap.stats().bytes_live, 0);
 }
 
 #[test]
@@ -115,9 +115,9 @@ fn an_emptied_vec_keeps_nothing() {
     v.extend(0..100);
     v.clear();
     v.shrink_to_fit();
-    assert_eq!(reap.stats().objects_live, 0);
+    assert_eq!(reap.stats().bytes_live, 0);
     v.push(3);
-    assert_eq!((v[0], reap.stats().objects_live), (3, 1));
+    assert_eq!((v[0], reap.stats().bytes_live), (3, v.capacity() * 8));
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn checked_mode_aborts_on_a_free_through_the_wrong_reap() {
         let b = Reap::new();
         let object = a.alloc_layout(Layout::new::<u64>());
         // SAFETY: deliberately wrong; checked mode must catch it.
-        unsafe { b.free(object) };
+        unsafe { b.free(object, Layout::new::<u64>()) };
         unreachable!("the wrong-reap free was not caught");
     }
     let out = run_child("checked_mode_aborts_on_a_free_through_the_wrong_reap", &[("STRATA_REAP_CHECK", "1")]);
@@ -141,13 +141,26 @@ fn checked_mode_aborts_on_a_double_free() {
         let object = a.alloc_layout(Layout::new::<u64>());
         // SAFETY: deliberately wrong; checked mode must catch it.
         unsafe {
-            a.free(object);
-            a.free(object);
+            a.free(object, Layout::new::<u64>());
+            a.free(object, Layout::new::<u64>());
         }
         unreachable!("the double free was not caught");
     }
     let out = run_child("checked_mode_aborts_on_a_double_free", &[("STRATA_REAP_CHECK", "1")]);
     assert_aborted_with(&out, "double free");
+}
+
+#[test]
+fn checked_mode_aborts_on_a_free_with_the_wrong_size() {
+    if in_child() {
+        let a = Reap::new();
+        let object = a.alloc_layout(Layout::new::<u64>());
+        // SAFETY: deliberately wrong; checked mode must catch it.
+        unsafe { a.free(object, Layout::new::<[u64; 2]>()) };
+        unreachable!("the wrong size was not caught");
+    }
+    let out = run_child("checked_mode_aborts_on_a_free_with_the_wrong_size", &[("STRATA_REAP_CHECK", "1")]);
+    assert_aborted_with(&out, "wrong size: freed with 16 bytes, allocated with 8");
 }
 
 /// Under `make test-rust-asan` (the reap's C++ built with ASan, so every reap

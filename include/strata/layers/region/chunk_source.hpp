@@ -7,9 +7,11 @@
 // bytes and mappings it holds (statistics). Not a malloc/free heap: its
 // interface is map(bytes) / unmap(p, bytes), what RegionChunkHeap needs.
 // Limits: sizes are whole pages; the cache keeps at most kCachedMappings
-// mappings of up to kMaxCachedMapping bytes (process-wide, spin-locked).
+// mappings of up to kMaxCachedMapping bytes (process-wide, spin-locked), and
+// each thread a few larger ones for a second (ThreadMappingCache).
 #pragma once
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <mutex>
 
@@ -66,9 +68,101 @@ class MappingCache {
   Slot slots_[kCachedMappings];
 };
 
-// Fresh mappings, from the cache or the kernel, hidden until handed out.
+// Larger mappings given back (a dropped reap's chunks, which double up to
+// 64 MiB) are kept by the thread that gave them back, for its next reap: a
+// program that makes a new arena per task otherwise faults every page of it
+// afresh each time (the kernel zeroes each one), where a malloc-based arena
+// reuses its heap's memory. Bounded twice: at most kThreadCachedBytes and
+// kThreadCachedMappings, oldest out first; and a mapping not taken again
+// within kThreadCacheSeconds goes back at the cache's next use (the clock:
+// long enough for a program that makes a big arena every few seconds). A
+// thread's cache goes back when the thread ends.
+// Not transparent huge pages: they made a new arena's faults cheap, but a
+// fault that has to compact memory first stalled a round for 2.5x its time
+// (docs/benchmarks-reap.md).
+inline constexpr std::size_t kThreadCachedBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kThreadCachedMappings = 24;
+inline constexpr std::chrono::steady_clock::duration kThreadCacheSeconds = std::chrono::seconds(30);
+
+class ThreadMappingCache {
+ public:
+  // keep: the clock (kThreadCacheSeconds; tests use a shorter one).
+  constexpr explicit ThreadMappingCache(std::chrono::steady_clock::duration keep = kThreadCacheSeconds) noexcept
+      : keep_(keep) {}
+
+  // A cached mapping of exactly bytes, or nullptr.
+  void* take(std::size_t bytes) noexcept {
+    expire(std::chrono::steady_clock::now());
+    for (std::size_t i = count_; i-- > 0;)  // the newest first: its pages are the warmest
+      if (slots_[i].bytes == bytes) {
+        void* base = slots_[i].base;
+        removeAt(i);
+        return base;
+      }
+    return nullptr;
+  }
+  // true: kept (the caller must not unmap it).
+  bool give(void* base, std::size_t bytes) noexcept {
+    if (closed_ || bytes > kThreadCachedBytes) return false;
+    const auto now = std::chrono::steady_clock::now();
+    expire(now);
+    while (count_ == kThreadCachedMappings || held_ + bytes > kThreadCachedBytes) unmapAt(0);  // oldest first
+    slots_[count_++] = Slot{base, bytes, now};
+    held_ += bytes;
+    return true;
+  }
+  // Gives everything back; later gives unmap at once (the thread is ending).
+  void close() noexcept {
+    while (count_ != 0) unmapAt(0);
+    closed_ = true;
+  }
+  std::size_t heldBytes() const noexcept { return held_; }
+  std::size_t heldMappings() const noexcept { return count_; }
+
+  // This thread's cache. Trivially destructible storage, so that a reap
+  // destroyed during thread exit still finds it; a guard closes it then.
+  static ThreadMappingCache& instance() noexcept {
+    thread_local constinit ThreadMappingCache cache;
+    struct Closer {
+      ~Closer() { cache.close(); }
+    };
+    thread_local Closer closer;
+    (void)closer;
+    return cache;
+  }
+
+ private:
+  struct Slot {
+    void* base = nullptr;
+    std::size_t bytes = 0;
+    std::chrono::steady_clock::time_point given{};
+  };
+  void expire(std::chrono::steady_clock::time_point now) noexcept {
+    while (count_ != 0 && now - slots_[0].given > keep_) unmapAt(0);
+  }
+  void removeAt(std::size_t i) noexcept {
+    held_ -= slots_[i].bytes;
+    for (std::size_t j = i + 1; j < count_; ++j) slots_[j - 1] = slots_[j];
+    --count_;
+  }
+  void unmapAt(std::size_t i) noexcept {
+    void* base = slots_[i].base;
+    const std::size_t bytes = slots_[i].bytes;
+    removeAt(i);
+    platform::unmap_pages(base, bytes);
+  }
+
+  std::chrono::steady_clock::duration keep_;
+  Slot slots_[kThreadCachedMappings] = {};  // oldest first
+  std::size_t count_ = 0;
+  std::size_t held_ = 0;
+  bool closed_ = false;
+};
+
+// Fresh mappings, from a cache or the kernel, hidden until handed out.
 inline void* map_hidden(std::size_t bytes) noexcept {
-  void* p = MappingCache::instance().take(bytes);
+  void* p =
+      bytes <= kMaxCachedMapping ? MappingCache::instance().take(bytes) : ThreadMappingCache::instance().take(bytes);
   if (p == nullptr) p = platform::map_pages(bytes);
   if (p != nullptr) instrument::hide(p, bytes);
   return p;
@@ -76,7 +170,9 @@ inline void* map_hidden(std::size_t bytes) noexcept {
 
 inline void unmap_or_cache(void* p, std::size_t bytes) noexcept {
   instrument::forget(p, bytes);
-  if (!MappingCache::instance().give(p, bytes)) platform::unmap_pages(p, bytes);
+  const bool kept = bytes <= kMaxCachedMapping ? MappingCache::instance().give(p, bytes)
+                                               : ThreadMappingCache::instance().give(p, bytes);
+  if (!kept) platform::unmap_pages(p, bytes);
 }
 
 class ChunkSource {
