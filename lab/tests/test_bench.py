@@ -82,12 +82,13 @@ def test_layers_end_to_end():
 
 
 def test_reap_end_to_end():
-    out = lab_ok("bench", "reap", "--quick", "--rounds", "5", "--shapes", "small", "--contenders", "inline,bump,reap",
-                 "--drag-runs", "1").stdout
+    out = lab_ok("bench", "reap", "--quick", "--rounds", "5", "--shapes", "small", "--contenders",
+                 "inline,inline8,bump,reap,sized-reap", "--drag-runs", "1").stdout
     assert "### Region workload, shape `small`: 2000 objects of 8–64 bytes per round, 500 rounds" in out
     assert "| inline | " in out and "1.00 (baseline)" in out
     assert "### Drag workload (--phases 10 --objects 20000)" in out
     assert "| reap | yes | " in out and "| reap | no (region) | " in out
+    assert "| inline8 | " in out and "| sized-reap | " in out and "| sized-reap | yes | " in out
     assert "`strata-lab bench reap --quick --rounds 5" in out
 
 

@@ -22,12 +22,15 @@ from ..errors import LabError
 from ..paths import build_dir
 from . import common
 
-CONTENDERS = ["inline", "bump", "reap", "emulator", "pmr", "mimalloc", "talloc", "apr"]
+CONTENDERS = ["inline", "inline8", "bump", "reap", "sized-reap", "emulator", "pmr", "mimalloc", "talloc", "apr"]
 BASELINE = "inline"
 DESCRIPTIONS = {
     "inline": "bump region written inline in the program (64 KiB chunks kept across resets, reset = rewind): the baseline",
+    "inline8": "the same inline region rounding sizes to 8 bytes, not 16: the baseline a sized reap is fair against",
     "bump": "plain bump-pointer region behind an out-of-line call (chunks kept across clear)",
     "reap": "strata reap (strata_reap_malloc / strata_reap_clear)",
+    "sized-reap": "strata sized reap (strata_reap_malloc_sized / strata_reap_free_sized: no tag, 8-byte granules); "
+                  "compare it with inline8",
     "emulator": "region emulator over glibc malloc (paper §5.1)",
     "pmr": "std::pmr::monotonic_buffer_resource over new/delete, release()",
     "mimalloc": "mimalloc heap: mi_heap_malloc, mi_heap_destroy + mi_heap_new",
@@ -46,7 +49,7 @@ DRAG_WITHOUT_FREE = ("reap", "emulator", "mimalloc", "talloc")  # also run with 
 CALLGRIND_OBJECTS, CALLGRIND_ROUNDS = 100_000, 3
 # Cachegrind: both shapes, fewer rounds (it simulates every access).
 CACHEGRIND_SHAPES = {"large": (1_000_000, 2), "small": (4_000, 250)}
-CACHEGRIND_CONTENDERS = ["inline", "bump", "reap", "mimalloc", "apr"]
+CACHEGRIND_CONTENDERS = ["inline", "inline8", "bump", "reap", "sized-reap", "mimalloc", "apr"]
 # The reap's checked mode (STRATA_REAP_CHECK=1, or Valgrind) records every
 # object; every run here measures the normal, unchecked reap.
 VARIABLES = {"STRATA_REAP_CHECK": "0"}
