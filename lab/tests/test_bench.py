@@ -23,7 +23,7 @@ def assert_error(result, *fragments):
     (["layers", "--rounds", "3"], ["--rounds 3: at least 5"]),
     (["layers", "--ops", "0"], ["--ops 0: must be at least 1"]),
     (["reap", "--rounds", "4"], ["--rounds 4: at least 5"]),
-    (["reap", "--contenders", "inline,nosuch"], ["--contenders: unknown name(s) nosuch", "inline, bump, reap"]),
+    (["reap", "--contenders", "inline,nosuch"], ["--contenders: unknown name(s) nosuch", "inline, inline8, bump, reap, sized-reap"]),
     (["reap", "--shapes", "huge"], ["--shapes: unknown name(s) huge; known: large, small"]),
     (["reap", "--drag-runs", "0"], ["--drag-runs 0"]),
     (["malloc", "--rounds", "2"], ["--rounds 2: at least 5", "--quick allows fewer"]),
@@ -120,10 +120,10 @@ def test_checksums_that_differ_between_allocators_stop_the_benchmark():
     runs = common.Measurements()
     runs.add(0, "churn", "glibc", {"checksum": "1"})
     runs.add(0, "churn", "mimalloc", {"checksum": "1"})
-    malloc.check_same(runs, "checksum", "checksums differ")
+    common.check_same(runs, "checksum", "checksums differ")
     runs.add(1, "churn", "mimalloc", {"checksum": "2"})
     with pytest.raises(ProgramFailed, match="churn: checksums differ"):
-        malloc.check_same(runs, "checksum", "checksums differ")
+        common.check_same(runs, "checksum", "checksums differ")
 
 
 def test_ratios_are_paired_within_a_round():

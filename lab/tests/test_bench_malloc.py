@@ -6,7 +6,7 @@ tests with the libraries' paths spelled in bench/malloc/CMakeLists.txt."""
 import pytest
 
 from strata_lab import allocators
-from strata_lab.bench import common, malloc
+from strata_lab.bench import common, malloc, malloc_programs
 from strata_lab.errors import LabError
 
 # Built by `make peers`, not by make setup: left out when they are not there.
@@ -64,10 +64,10 @@ def _libstrata():
 
 @pytest.fixture(scope="module")
 def git_source(tmp_path_factory):
-    return malloc.clone_source(str(tmp_path_factory.mktemp("git-source")))
+    return malloc_programs.clone_source(str(tmp_path_factory.mktemp("git-source")))
 
 
-@pytest.mark.parametrize("name", malloc.DEFAULT_PROGRAMS)
+@pytest.mark.parametrize("name", malloc_programs.DEFAULT_PROGRAMS)
 def test_real_program_prints_the_same_under_libstrata_as_under_glibc(name, git_source, tmp_path):
     """Each job of the real-program suite runs (its --quick size) and its
     output does not depend on the allocator: what the driver checks."""
@@ -76,7 +76,7 @@ def test_real_program_prints_the_same_under_libstrata_as_under_glibc(name, git_s
     for allocator in (glibc, _libstrata()):
         scratch = tmp_path / allocator.name
         scratch.mkdir()
-        run = malloc.run_program_once(name, allocator, str(scratch), git_source, quick=True)
+        run = malloc_programs.run_program_once(name, allocator, str(scratch), git_source, quick=True)
         assert run["rss_peak_bytes"] > 2**20 and run["elapsed_s"] > 0
         digests.append(run["output"])
     assert digests[0] == digests[1]

@@ -189,3 +189,15 @@ def emit(lines: Sequence[str]) -> None:
 
 def progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def check_same(runs: Measurements, field: str, what: str) -> None:
+    """Every workload allocates the same objects (every program prints the
+    same) under every allocator."""
+    seen = {}
+    for row in runs.rows:
+        seen.setdefault(row["workload"], {}).setdefault(row["allocator"], set()).add(row[field])
+    for workload, by_contender in seen.items():
+        if len(set().union(*by_contender.values())) != 1:
+            raise ProgramFailed(f"{workload}: {what}: "
+                                f"{ {c: sorted(v) for c, v in by_contender.items()} }")
