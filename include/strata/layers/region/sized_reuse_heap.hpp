@@ -185,6 +185,9 @@ class SizedReuseHeap : public Super {
       }
     }
     if (found == nullptr) {
+      // A slot is at least a granule: without saying so, gcc's TSan build sees
+      // list -1 (bit_width(0) - 1) and fails -Warray-bounds.
+      if (slot == 0) __builtin_unreachable();
       std::size_t list = static_cast<std::size_t>(std::bit_width(slot)) - 1;
       // Its own list's first slot may fit; every slot of the lists above does.
       if (large_[list] == nullptr || slotBytes<kInstrumented>(large_[list]) < slot) {
