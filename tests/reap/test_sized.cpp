@@ -176,6 +176,30 @@ TEST(SizedReap, LargeAndAlignedObjects) {
   EXPECT_EQ(strata_reap_malloc_sized(reap, SIZE_MAX), nullptr);
 }
 
+// A size near SIZE_MAX rounds to a small slot; while freed objects wait, the
+// reuse path must still refuse it (found by the fuzzer: it handed out an
+// 8-byte slot).
+TEST(SizedReap, SizesNearSizeMaxAreRefusedWhileFreedObjectsWait) {
+  SizedReap reap;
+  void* small = strata_reap_malloc_sized(reap, 8);
+  void* keep = strata_reap_malloc_sized(reap, 8);  // small is not the last: it waits
+  ASSERT_NE(keep, nullptr);
+  strata_reap_free_sized(reap, small, 8);
+  for (std::size_t below = 0; below < 2 * STRATA_REAP_SIZED_GRANULE; ++below) {
+    errno = 0;
+    EXPECT_EQ(strata_reap_malloc_sized(reap, SIZE_MAX - below), nullptr) << below;
+    EXPECT_EQ(errno, ENOMEM);
+    errno = 0;
+    EXPECT_EQ(strata_reap_realloc_sized(reap, keep, 8, SIZE_MAX - below), nullptr) << below;
+    EXPECT_EQ(errno, ENOMEM);
+  }
+  std::memset(keep, 0x5a, 8);
+  void* again = strata_reap_malloc_sized(reap, 8);
+  ASSERT_NE(again, nullptr);
+  std::memset(again, 0, 8);
+  EXPECT_EQ(static_cast<unsigned char*>(keep)[7], 0x5a) << "the failed calls left keep alone";
+}
+
 TEST(SizedReap, NestsWithTaggedReapsAndClears) {
   strata::test::ScopedReap tagged;
   strata_reap* sized = strata_reap_create_sized(tagged);

@@ -127,11 +127,14 @@ class SizedReuseHeap : public Super {
   // The first waiting slot of exactly `granules` (fast), else the rest.
   template <bool kInstrumented>
   void* reuse(std::size_t size) noexcept {
-    const std::size_t slot = sized_slot_taken(size);
-    if (slot <= kMaxSmallSlot && small_[slot / kSizedGranule] != nullptr) {
-      void* object = popSmall<kInstrumented>(slot / kSizedGranule);
-      if (waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
-      return object;
+    // The size, not its slot, is bounded first: a size near SIZE_MAX has no slot.
+    if (size <= kMaxSmallSlot) {
+      const std::size_t granules = sized_slot_taken(size) / kSizedGranule;
+      if (small_[granules] != nullptr) {
+        void* object = popSmall<kInstrumented>(granules);
+        if (waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
+        return object;
+      }
     }
     return reuseOrBump<kInstrumented>(size);
   }
@@ -185,9 +188,9 @@ class SizedReuseHeap : public Super {
       }
     }
     if (found == nullptr) {
-      // A slot is at least a granule: without saying so, gcc's TSan build sees
-      // list -1 (bit_width(0) - 1) and fails -Warray-bounds.
-      if (slot == 0) __builtin_unreachable();
+      // sized_slot_taken's slot is at least a granule; gcc's TSan build, not
+      // told, sees list -1 (bit_width(0) - 1) and fails -Warray-bounds.
+      if (slot < kSizedGranule) __builtin_unreachable();
       std::size_t list = static_cast<std::size_t>(std::bit_width(slot)) - 1;
       // Its own list's first slot may fit; every slot of the lists above does.
       if (large_[list] == nullptr || slotBytes<kInstrumented>(large_[list]) < slot) {

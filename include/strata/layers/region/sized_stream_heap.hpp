@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "strata/assert.hpp"
 #include "strata/layers/building_blocks/intrusive_dlist.hpp"
 #include "strata/layers/heap.hpp"
 #include "strata/layers/region/chunk_source.hpp"
@@ -54,12 +55,15 @@ static_assert(kMaxSizedSlot % kSizedGranule == 0);
 constexpr std::size_t sized_slot_of(std::size_t size) noexcept {
   return (size + kSizedGranule - 1) & ~(kSizedGranule - 1);
 }
-// The slot a size really occupies (size 0 takes one granule).
-constexpr std::size_t sized_slot_taken(std::size_t size) noexcept {
-  return std::max(sized_slot_of(size), kSizedGranule);
-}
 // An object of this size lives in the stream (else in a mapping of its own).
 constexpr bool sized_in_stream(std::size_t size) noexcept { return size <= kMaxSizedSlot; }
+// The slot a stream object really occupies (size 0 takes one granule): at
+// least a granule, never wrapped. Only for stream sizes: near SIZE_MAX the
+// rounding wraps to a small slot.
+constexpr std::size_t sized_slot_taken(std::size_t size) noexcept {
+  STRATA_ASSERT(sized_in_stream(size));
+  return std::max(sized_slot_of(size), kSizedGranule);
+}
 
 // In front of an object with a mapping of its own.
 struct SizedMappedHeader {
@@ -217,7 +221,7 @@ class SizedStreamHeap : public Super {
     instrument::expose(h, sizeof(SizedMappedHeader));
     h->map_base = base;
     h->map_bytes = bytes;
-    h->slot_bytes = sized_slot_taken(size);
+    h->slot_bytes = sized_slot_of(size);  // size is bounded above: no wrap
     mapped_.push_front(h);
     ++mapped_objects_;
     mapped_bytes_ += h->slot_bytes;
