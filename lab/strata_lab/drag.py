@@ -149,6 +149,13 @@ def summarize_sites(raw_sites: list) -> list:
     return sites
 
 
+def with_frames(raw: dict) -> list:
+    """The raw sites with their frames as text: the tool writes each site's frames as indices into one table
+    (format version 2), since sites share most of their frames."""
+    table = raw["frames"]
+    return [{**site, "frames": [table[i] for i in site["frames"]]} for site in raw["sites"]]
+
+
 def summarize(raw: dict) -> dict:
     """The figures of one run, from the tool's raw JSON."""
     in_use, ideal = raw["in_use_area"], raw["ideal_area"]
@@ -162,7 +169,7 @@ def summarize(raw: dict) -> dict:
         "ended": raw["ended"], "left_out": raw["left_out"], "main_seen": raw["main_seen"],
         "ignore_fn": raw["ignore_fn"], "ignore_alloc_fn": raw["ignore_alloc_fn"],
         "curves": [{"allocation_time_bytes": t, "in_use_bytes": m, "ideal_bytes": i} for t, m, i in raw["curves"]],
-        "sites": summarize_sites(raw["sites"]),
+        "sites": summarize_sites(with_frames(raw)),
     }
 
 

@@ -46,6 +46,7 @@
 #include "valgrind.h"
 #include "vg_accesses.h"
 #pragma GCC diagnostic pop
+#include "pub_tool_xarray.h"
 
 typedef unsigned __int128 Area; /* bytes x bytes of allocation time: can pass 2^64 */
 
@@ -263,7 +264,7 @@ typedef struct {
   SizeT len;
   Block* block;
 } CacheEntry;
-#define TABLE_BITS 12
+#define TABLE_BITS 16
 #define GRANULE_SHIFT 5
 static CacheEntry cache[2]; /* the last block hit, and the one before */
 static CacheEntry table[1 << TABLE_BITS];
@@ -728,21 +729,74 @@ static void print_json_string(VgFile* f, const HChar* s) {
   VG_(fprintf)(f, "\"");
 }
 
+/* Sites share most of their frames (a recursive program's stacks differ in
+   depth only): each code address is described once, in the "frames" table at
+   the end, and a site lists indices into it. An address inlined into others
+   describes as several consecutive frames. */
+typedef struct CodeAddress {
+  struct CodeAddress* next; /* VgHashNode: next, key (the address) */
+  UWord key;
+  UInt first, count; /* its frames' indices in the table */
+} CodeAddress;
+
+static VgHashTable* code_addresses;
+typedef struct {
+  Addr ip;
+  DiEpoch ep; /* of the first stack it was seen in: code unloaded since still describes */
+} Described;
+static XArray* described; /* Described: the table's addresses, in index order */
+static UInt frames_in_table = 0;
+
+static CodeAddress* code_address_of(DiEpoch ep, Addr ip) {
+  CodeAddress* c = VG_(HT_lookup)(code_addresses, ip);
+  if (c != NULL) return c;
+  c = VG_(malloc)("drag.code_address", sizeof(CodeAddress));
+  c->key = ip;
+  c->first = frames_in_table;
+  c->count = 0;
+  InlIPCursor* iipc = VG_(new_IIPC)(ep, ip);
+  do c->count++;
+  while (VG_(next_IIPC)(iipc));
+  VG_(delete_IIPC)(iipc);
+  frames_in_table += c->count;
+  const Described d = {ip, ep};
+  VG_(addToXA)(described, &d);
+  VG_(HT_add_node)(code_addresses, c);
+  return c;
+}
+
 typedef struct {
   VgFile* f;
   Bool first;
 } FrameWriter;
 
-static void write_frame(UInt n, DiEpoch ep, Addr ip, void* opaque) {
+static void write_frame_indices(UInt n, DiEpoch ep, Addr ip, void* opaque) {
   (void)n;
   FrameWriter* w = opaque;
-  InlIPCursor* iipc = VG_(new_IIPC)(ep, ip);
-  do {
-    VG_(fprintf)(w->f, "%s", w->first ? "" : ", ");
-    print_json_string(w->f, frame_text(VG_(describe_IP)(ep, ip, iipc)));
+  const CodeAddress* c = code_address_of(ep, ip);
+  for (UInt i = 0; i < c->count; i++) {
+    VG_(fprintf)(w->f, "%s%u", w->first ? "" : ", ", c->first + i);
     w->first = False;
-  } while (VG_(next_IIPC)(iipc));
-  VG_(delete_IIPC)(iipc);
+  }
+}
+
+/* The table: every address's frames, "NAME (FILE:LINE)", in index order. */
+static void write_frame_table(VgFile* f) {
+  Bool first = True;
+  VG_(fprintf)(f, "  \"frames\": [");
+  for (Word i = 0; i < VG_(sizeXA)(described); i++) {
+    const Described* d = VG_(indexXA)(described, i);
+    const Addr ip = d->ip;
+    const DiEpoch ep = d->ep;
+    InlIPCursor* iipc = VG_(new_IIPC)(ep, ip);
+    do {
+      VG_(fprintf)(f, "%s\n    ", first ? "" : ",");
+      print_json_string(f, frame_text(VG_(describe_IP)(ep, ip, iipc)));
+      first = False;
+    } while (VG_(next_IIPC)(iipc));
+    VG_(delete_IIPC)(iipc);
+  }
+  VG_(fprintf)(f, "\n  ]\n");
 }
 
 static void print_patterns(VgFile* f, const HChar* name, const HChar** list, Int n) {
@@ -780,8 +834,8 @@ static void write_results(Int exitcode) {
     VG_(umsg)("strata-drag: cannot write %s\n", path);
     return;
   }
-  VG_(fprintf)(f, "{\n  \"format\": \"strata-drag\",\n  \"version\": 1,\n  \"pid\": %d,\n  \"exit_code\": %d,\n",
-               VG_(getpid)(), exitcode);
+  VG_(fprintf)(f, "{\n  \"format\": \"strata-drag\",\n  \"version\": 2,\n");
+  VG_(fprintf)(f, "  \"pid\": %d,\n  \"exit_code\": %d,\n", VG_(getpid)(), exitcode);
   VG_(fprintf)(f, "  \"from_main\": %s,\n  \"main_seen\": %s,\n", clo_from_main ? "true" : "false",
                main_seen ? "true" : "false");
   print_patterns(f, "ignore_fn", clo_ignore_fn, n_ignore_fn);
@@ -816,11 +870,13 @@ static void write_results(Int exitcode) {
     print_u128(f, site->drag_time);
     VG_(fprintf)(f, ", \"frames\": [");
     FrameWriter w = {f, True};
-    VG_(apply_ExeContext)(write_frame, &w, site->ec);
+    VG_(apply_ExeContext)(write_frame_indices, &w, site->ec);
     VG_(fprintf)(f, "]}");
     first = False;
   }
-  VG_(fprintf)(f, "\n  ]\n}\n");
+  VG_(fprintf)(f, "\n  ],\n");
+  write_frame_table(f);
+  VG_(fprintf)(f, "}\n");
   VG_(fclose)(f);
 }
 
@@ -874,6 +930,8 @@ static void pre_clo_init(void) {
   heap_blocks = VG_(OSetGen_Create)(offsetof(Block, lo), cmp_interval, VG_(malloc), "drag.heap", VG_(free));
   pool_blocks = VG_(OSetGen_Create)(offsetof(Block, lo), cmp_interval, VG_(malloc), "drag.pool_objects", VG_(free));
   sites = VG_(HT_construct)("drag.sites");
+  code_addresses = VG_(HT_construct)("drag.code_addresses");
+  described = VG_(newXA)(VG_(malloc), "drag.described", VG_(free), sizeof(Described));
   pools = VG_(HT_construct)("drag.pools");
 }
 
