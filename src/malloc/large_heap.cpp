@@ -8,6 +8,7 @@
 #include "arena_lock.hpp"
 #include "checked.hpp"
 #include "config.hpp"
+#include "options.hpp"
 #include "os.hpp"
 #include "segment.hpp"
 #include "strata/assert.hpp"
@@ -26,6 +27,12 @@ constexpr std::size_t kFreeing = 4;  // in use, but a free has claimed it (defer
 // for a chunk, and a second free of the object that was there reads as one.
 constexpr std::size_t kAbsorbed = 8;
 constexpr std::size_t kFlagMask = 15;
+// A dirty free chunk of kStampedMin bytes or more holds, after its links, the
+// coarse clock of the moment it became dirty (its age, for purge_aged). A
+// purge discards from kPurgeFrom on, so that word stays with the header.
+constexpr std::size_t kStampAt = 32;
+constexpr std::size_t kPurgeFrom = kStampAt + sizeof(std::uint32_t);
+constexpr std::size_t kStampedMin = kPurgeFrom + 16;
 constexpr unsigned kSecondLevelBits = 3;  // 8 bins per power of two: ~12.5% apart
 constexpr unsigned kSecondLevel = 1u << kSecondLevelBits;
 constexpr unsigned kFirstLevel = 64;
@@ -53,6 +60,17 @@ struct Chunk {
   static Chunk* of(const void* p) noexcept {
     return reinterpret_cast<Chunk*>(reinterpret_cast<std::uintptr_t>(p) - kHeader);
   }
+  // The dirty free chunk's clock (see kStampAt); a chunk too small to hold it
+  // has no page to discard and reads as old.
+  void stamp(std::uint32_t ms) noexcept {
+    if (size() >= kStampedMin) std::memcpy(reinterpret_cast<char*>(this) + kStampAt, &ms, sizeof ms);
+  }
+  std::uint32_t stamp_or(std::uint32_t old) noexcept {
+    if (size() < kStampedMin) return old;
+    std::uint32_t ms;
+    std::memcpy(&ms, reinterpret_cast<char*>(this) + kStampAt, sizeof ms);
+    return ms;
+  }
 };
 
 // A region's huge-page extents (cfg::kHugePageSize each): how much of each
@@ -71,6 +89,9 @@ struct alignas(64) LargeRegion {
   std::atomic<std::uint8_t> extents{0};
 };
 constexpr std::size_t kRegionHeader = sizeof(LargeRegion);
+
+// Large regions mapped by all arenas together (huge pages: add_region).
+std::atomic<std::size_t> g_large_regions{0};
 
 // A size bin: free chunks of one segregated-fit class, one pointer each.
 using FreeBin = layers::IntrusiveDList<Chunk, &Chunk::free_link, layers::ListEnds::kHeadOnly>;
@@ -199,6 +220,19 @@ class LargeArena {
     // the next operation on this arena: look once more.
     if (deferred_.load(std::memory_order_acquire) != nullptr) [[unlikely]] release_late_frees();
   }
+  // Purging on a clock: may a dirty chunk here have waited purge_delay_ms()
+  // by `now`? (No lock: a hint.) try_purge_aged discards those that have,
+  // unless the lock is busy.
+  bool purge_due(std::uint32_t now) const noexcept {
+    return dirty_waiting_.load(std::memory_order_relaxed) &&
+           now - oldest_dirty_ms_.load(std::memory_order_relaxed) >= purge_delay_ms();
+  }
+  void try_purge_aged(std::uint32_t now) noexcept {
+    if (!lock.try_lock()) return;
+    release_deferred();
+    purge_aged(now);
+    unlock();
+  }
   const char* verify() noexcept;  // under the lock; see large_verify
   // Debug builds: the whole arena checked every kVerifyEvery frees (a walk
   // of every region: too slow for each one). Under the lock.
@@ -212,6 +246,7 @@ class LargeArena {
     s.live_objects += live_objects_;
     s.live_bytes += live_bytes_;
     s.free_bytes += free_bytes_;
+    s.dirty_bytes += dirty_bytes_;
     s.quarantined_objects += quarantined_;
     s.quarantined_bytes += quarantined_bytes_;
     if (spare_limit_ > s.largest_spare_limit) s.largest_spare_limit = spare_limit_;
@@ -239,6 +274,19 @@ class LargeArena {
   bool add_region() noexcept;
   void split_tail(Chunk* c, std::size_t keep) noexcept;
   void purge() noexcept;
+  // Discard the pages inside dirty chunks that have waited purge_delay_ms()
+  // by `now`; the next such walk comes half a delay later at the soonest.
+  void purge_aged(std::uint32_t now) noexcept;
+  void purge_if_due(std::uint32_t now) noexcept {
+    if (purge_due(now)) purge_aged(now);
+  }
+  // Dirty bytes came in at `now`: the clock starts for them unless older ones wait.
+  void note_dirty(std::uint32_t now) noexcept {
+    if (dirty_waiting_.load(std::memory_order_relaxed)) return;
+    oldest_dirty_ms_.store(now, std::memory_order_relaxed);
+    dirty_waiting_.store(true, std::memory_order_relaxed);
+  }
+  void purge_chunk(Chunk* c) noexcept;  // its inner pages discarded, clean
   [[gnu::always_inline]] void release_locked(Chunk* c) noexcept;
   [[gnu::always_inline]] void free_locked(Chunk* c) noexcept;
   void free_region_chunk(Chunk* c, std::size_t size, Chunk* prev, Chunk* next) noexcept;
@@ -264,6 +312,11 @@ class LargeArena {
   std::size_t unanswered_unmaps_ = 0;
   std::size_t dirty_bytes_ = 0;
   std::size_t free_bytes_ = 0;
+  // Are dirty chunks waiting, and the coarse clock when the oldest of them
+  // became dirty (no later than that): written under the lock, read by
+  // purge_due without it.
+  std::atomic<bool> dirty_waiting_{false};
+  std::atomic<std::uint32_t> oldest_dirty_ms_{0};
   std::size_t live_objects_ = 0;
   std::size_t live_bytes_ = 0;
   // Chunks whose free found the lock busy (typically a free from another
@@ -387,7 +440,8 @@ bool LargeArena::add_region() noexcept {
   if (!mem) return false;
   // Huge pages only for an arena that already holds several regions: a
   // program with a few MiB of large objects keeps its RSS to what it touches.
-  bool huge_pages = region_count_ >= cfg::kHugePagesFromRegion && advise_huge_pages(mem, cfg::kSegmentSize);
+  bool huge_pages = g_large_regions.load(std::memory_order_relaxed) >= cfg::kHugePagesFromRegion &&
+                    advise_huge_pages(mem, cfg::kSegmentSize);
   if (unanswered_unmaps_ > 0) {  // a region unmapped earlier is needed again
     --unanswered_unmaps_;
     if (spare_limit_ < cfg::kLargeSpareRegionsMax) ++spare_limit_;
@@ -403,6 +457,7 @@ bool LargeArena::add_region() noexcept {
   r->huge_pages = huge_pages;
   regions_.push_front(r);
   ++region_count_;
+  g_large_regions.fetch_add(1, std::memory_order_relaxed);
   Chunk* c = first_chunk(r);
   c->prev_size = 0;
   c->size_flags = kRegionPayload;  // fresh pages: clean
@@ -421,6 +476,10 @@ void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
   STRATA_ASSERT(keep >= kMinChunk && keep <= size && keep % cfg::kMinAlign == 0);
   if (size - keep < kMinChunk) return;
   std::size_t flags = c->size_flags & kFlagMask;
+  // The tail's clock: now if it was in use, else the chunk's (read before
+  // the tail's header may cover it).
+  std::uint32_t now = coarse_clock_ms();
+  std::uint32_t ms = c->in_use() || !(flags & kDirty) ? now : c->stamp_or(now);
   auto* tail = reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) + keep);
   tail->prev_size = keep;
   tail->size_flags = (size - keep) | (c->in_use() ? kDirty : (flags & kDirty));
@@ -428,10 +487,16 @@ void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
   Chunk* after = tail->next();
   if (!after->in_use()) {  // coalesce the tail with a free successor
     remove(after);
+    if (!after->dirty()) ms = now;
+    else if (std::uint32_t a = after->stamp_or(ms); static_cast<std::int32_t>(a - ms) > 0) ms = a;  // the younger
     tail->size_flags = (tail->size() + after->size()) | kDirty;
     after->size_flags = kAbsorbed;
   }
   tail->next()->prev_size = tail->size();
+  if (tail->dirty()) {
+    tail->stamp(ms);
+    note_dirty(ms);
+  }
   insert(tail);
 }
 
@@ -539,7 +604,7 @@ void clear_object(char* payload, std::size_t bytes, char* chunk, std::size_t chu
     return;
   }
   auto address = [](const char* p) { return reinterpret_cast<std::uintptr_t>(p); };
-  auto* head_end = reinterpret_cast<char*>(page_up(address(chunk + kMinChunk)));  // discard() rounds inwards
+  auto* head_end = reinterpret_cast<char*>(page_up(address(chunk + kPurgeFrom)));  // discard() rounds inwards
   auto* tail_start = reinterpret_cast<char*>(page_down(address(chunk + chunk_size)));
   // A placed object (alignment, or the hardened build's guard) may start past head_end.
   if (payload < head_end) std::memset(payload, 0, static_cast<std::size_t>((head_end < end ? head_end : end) - payload));
@@ -571,9 +636,11 @@ inline Chunk* LargeArena::carve(Found f, std::size_t need) noexcept {
     need = size;
     unlink(c, f.bin);
   } else {  // (the chunk after a free one is in use: the rest has no free neighbour to join)
+    std::uint32_t ms = dirty ? c->stamp_or(0) : 0;
     auto* rest = reinterpret_cast<Chunk*>(reinterpret_cast<char*>(c) + need);
     rest->prev_size = need;
     rest->size_flags = left | dirty;
+    if (dirty) rest->stamp(ms);
     reinterpret_cast<Chunk*>(reinterpret_cast<char*>(rest) + left)->prev_size = left;
     rebin(c, f.bin, rest, left);
   }
@@ -591,9 +658,11 @@ Chunk* LargeArena::carve_placed(Chunk* c, std::size_t size, std::size_t align, s
   std::uintptr_t at = placement(c, size, align, guarded(), guard);
   if (at != payload) {  // the gap in front stays free
     std::size_t front = at - payload;
+    std::uint32_t ms = c->stamp_or(0);
     Chunk* r = Chunk::of(reinterpret_cast<void*>(at));
     r->prev_size = front;
     r->size_flags = (c->size() - front) | (c->size_flags & kDirty);
+    r->stamp(ms);
     r->next()->prev_size = r->size();
     c->size_flags = front | (c->size_flags & kDirty);
     insert(c);
@@ -616,6 +685,7 @@ void* LargeArena::allocate_plain(std::size_t size) noexcept {
   Chunk* c = carve(f, need);
   ++live_objects_;
   live_bytes_ += c->size();
+  purge_if_due(coarse_clock_ms());
   unlock();
   return c->payload();
 }
@@ -645,6 +715,7 @@ void* LargeArena::allocate(std::size_t size, std::size_t align, bool zero) noexc
   Chunk* c = placed ? carve_placed(f.chunk, size, align, &guard) : carve(f, need);
   ++live_objects_;
   live_bytes_ += c->size();
+  purge_if_due(coarse_clock_ms());
   unlock();
   if (guard) (void)protect_guard(guard_of(c), kGuard);
   if (zero) clear_object(static_cast<char*>(c->payload()), size, found, found_size, clean);
@@ -735,7 +806,13 @@ inline void LargeArena::free_locked(Chunk* c) noexcept {
   reinterpret_cast<Chunk*>(reinterpret_cast<char*>(head) + merged)->prev_size = merged;
   STRATA_ASSERT(head->next()->in_use());  // coalesced: no free chunk follows a free one
   STRATA_ASSERT(dirty_bytes_ <= free_bytes_);
+  // Merged with older dirty neighbours, the chunk counts as dirty from now:
+  // what a program keeps freeing and reusing stays warm.
+  std::uint32_t now = coarse_clock_ms();
+  head->stamp(now);
+  note_dirty(now);
   if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
+  purge_if_due(now);
   if constexpr (STRATA_ASSERTS_ON) verify_now_and_then();
 }
 
@@ -760,13 +837,18 @@ void LargeArena::free_region_chunk(Chunk* c, std::size_t size, Chunk* prev, Chun
     if (unanswered_unmaps_ < cfg::kLargeSpareRegionsMax) ++unanswered_unmaps_;
     regions_.remove(region);
     --region_count_;
+    g_large_regions.fetch_sub(1, std::memory_order_relaxed);
     area_remove(region);
     unmap_segment(region);
     return;
   }
   ++empty_regions_;  // kept as a spare
+  std::uint32_t now = coarse_clock_ms();
+  c->stamp(now);
   insert(c);
+  note_dirty(now);
   if (dirty_bytes_ > cfg::kLargeDirtyLimit) purge();
+  purge_if_due(now);
 }
 
 // Discard the pages inside dirty free chunks (their header and links stay),
@@ -782,13 +864,46 @@ void LargeArena::purge() noexcept {
       unsigned sl = 31u - static_cast<unsigned>(__builtin_clz(second));
       second &= ~(1u << sl);
       for (Chunk* c = bins_[fl][sl].front(); c && dirty_bytes_ > cfg::kLargeDirtyKept; c = FreeBin::next(c)) {
-        if (!c->dirty()) continue;
-        discard_in_region(reinterpret_cast<char*>(c) + kMinChunk, c->size() - kMinChunk);
-        c->size_flags &= ~kDirty;
-        dirty_bytes_ -= c->size();
+        if (c->dirty()) purge_chunk(c);
       }
     }
   }
+}
+
+void LargeArena::purge_chunk(Chunk* c) noexcept {
+  auto inner = reinterpret_cast<std::uintptr_t>(c) + kPurgeFrom;
+  auto end = reinterpret_cast<std::uintptr_t>(c) + c->size();
+  if (page_up(inner) < page_down(end)) discard_in_region(reinterpret_cast<void*>(inner), end - inner);
+  c->size_flags &= ~kDirty;
+  dirty_bytes_ -= c->size();
+}
+
+// Every free chunk is looked at (the bins keep no age order), so a walk
+// comes at most twice a delay: the chunks it leaves are counted as at least
+// half a delay old.
+void LargeArena::purge_aged(std::uint32_t now) noexcept {
+  std::uint32_t delay = purge_delay_ms();
+  std::uint32_t oldest = now;
+  bool waiting = false;
+  for (std::uint64_t first = dirty_bytes_ ? first_map_ : 0; first; first &= first - 1) {
+    unsigned fl = static_cast<unsigned>(__builtin_ctzll(first));
+    for (std::uint32_t second = second_map_[fl]; second; second &= second - 1) {
+      unsigned sl = static_cast<unsigned>(__builtin_ctz(second));
+      for (Chunk* c = bins_[fl][sl].front(); c; c = FreeBin::next(c)) {
+        if (!c->dirty()) continue;
+        std::uint32_t at = c->stamp_or(now - delay);
+        if (now - at >= delay) {
+          purge_chunk(c);
+        } else {
+          if (now - at > now - oldest) oldest = at;
+          waiting = true;
+        }
+      }
+    }
+  }
+  if (now - oldest > delay / 2) oldest = now - delay / 2;
+  oldest_dirty_ms_.store(oldest, std::memory_order_relaxed);
+  dirty_waiting_.store(waiting, std::memory_order_relaxed);
 }
 
 // In place, in a guarded arena: the guard is lifted, the chunk shrinks or
@@ -904,6 +1019,12 @@ void large_free(void* p, const LargeArena& mine) noexcept {
 LargeArena& large_arena_of(const void* p) noexcept { return *region_of(p)->arena; }
 
 bool large_region_has_huge_pages(const void* p) noexcept { return region_of(p)->huge_pages; }
+
+void large_purge_if_due(std::uint32_t now) noexcept {
+  for_each_arena([now](LargeArena& arena) {
+    if (arena.purge_due(now)) arena.try_purge_aged(now);
+  });
+}
 
 std::size_t large_deferred_bytes() noexcept {
   std::size_t bytes = 0;

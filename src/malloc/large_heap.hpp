@@ -48,6 +48,10 @@ void* large_calloc(LargeArena& arena, std::size_t size) noexcept;
 void large_free(void* p, const LargeArena& mine) noexcept;
 LargeArena& large_arena_of(const void* p) noexcept;
 std::size_t large_deferred_bytes() noexcept;  // freed, not yet released (all arenas)
+// Purging on a clock: the pages of free chunks that have stayed dirty
+// purge_delay_ms() by `now` go back to the OS, in every arena whose lock is
+// free. Cheap when none is due (slow paths of every size ask).
+void large_purge_if_due(std::uint32_t now) noexcept;
 // Do huge pages back the region of large object p (calloc then faults in each
 // 2 MiB extent of it whole, once)? Statistics and tests.
 bool large_region_has_huge_pages(const void* p) noexcept;
@@ -64,6 +68,7 @@ struct LargeStats {
   std::size_t live_objects = 0;
   std::size_t live_bytes = 0;
   std::size_t free_bytes = 0;
+  std::size_t dirty_bytes = 0;  // free, not yet discarded (resident, or may be)
   std::size_t largest_free = 0;  // the biggest free chunk
   std::size_t quarantined_objects = 0;  // hardened: freed, protected, not yet reusable
   std::size_t quarantined_bytes = 0;

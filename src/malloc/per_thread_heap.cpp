@@ -9,6 +9,7 @@
 
 #include "checked.hpp"
 #include "huge_heap.hpp"
+#include "large_heap.hpp"
 #include "options.hpp"
 #include "strata/platform.hpp"
 
@@ -256,6 +257,7 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   active_ms.store(now, std::memory_order_relaxed);
   if (empty_pages.count > retain_limit) purge_empties(now);  // the blocks of a burst the delay let stay
   if (huge_purge_due(now)) huge_purge_expired(now);
+  large_purge_if_due(now);
   if (ready.load(std::memory_order_relaxed)) {
     take_ready();
     if (q.available.front()) return q.available.front();

@@ -172,19 +172,27 @@ bool kernel_gives_huge_pages() {
 }
 
 // In a fresh process (its arenas hold no purged extents): callocs of 60 KiB
-// over several regions. 0: in every region huge pages back, at most one
-// populate call per 2 MiB extent, each leaving its extent resident whole.
+// over several regions. 0: no huge pages until kHugePagesFromRegion regions
+// are mapped, and in every region huge pages back, at most one populate call
+// per 2 MiB extent, each leaving its extent resident whole.
 int populates_each_extent_once() {
   constexpr std::size_t kSize = 60 * 1024;
   constexpr std::size_t kExtents = cfg::kSegmentSize / cfg::kHugePageSize;
   std::vector<void*> objects;
   std::vector<std::pair<std::uintptr_t, std::size_t>> calls;  // region, populate calls in it
+  std::vector<std::uintptr_t> plain;  // regions without huge pages
   for (std::size_t i = 0; i < (cfg::kHugePagesFromRegion + 3) * (cfg::kSegmentSize / kSize); ++i) {
     std::size_t before = strata::malloc_detail::populate_calls();
     void* p = strata_calloc(1, kSize);
     if (!p) return 1;
     objects.push_back(p);
-    if (!strata::malloc_detail::large_region_has_huge_pages(p)) continue;
+    if (!strata::malloc_detail::large_region_has_huge_pages(p)) {
+      if (!calls.empty()) return 5;  // once they start, every new region has them
+      if (std::find(plain.begin(), plain.end(), strata::malloc_detail::segment_base(p)) == plain.end())
+        plain.push_back(strata::malloc_detail::segment_base(p));
+      continue;
+    }
+    if (plain.size() < cfg::kHugePagesFromRegion) return 6;  // not before the process holds that many regions
     std::uintptr_t region = strata::malloc_detail::segment_base(p);
     if (calls.empty() || calls.back().first != region) calls.emplace_back(region, 0);
     std::size_t made = strata::malloc_detail::populate_calls() - before;
@@ -193,7 +201,7 @@ int populates_each_extent_once() {
     auto extent = (reinterpret_cast<std::uintptr_t>(p) + kSize / 2) & ~(cfg::kHugePageSize - 1);
     if (resident_bytes(reinterpret_cast<void*>(extent), cfg::kHugePageSize) != cfg::kHugePageSize) return 3;
   }
-  if (calls.size() < 2) return 4;  // huge pages back the regions from the third on
+  if (calls.size() < 2) return 4;  // huge pages back the regions from the kHugePagesFromRegion + 1st on
   for (void* p : objects) strata_free(p);
   return 0;
 }

@@ -4,6 +4,7 @@
 // another, goes back once the delay is over: at the owner's first refill
 // after it (here, one page block's worth of mallocs).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "config.hpp"
 #include "huge_heap.hpp"
+#include "large_heap.hpp"
 #include "options.hpp"
 #include "os.hpp"
 #include "strata/strata.h"
@@ -50,6 +52,43 @@ void refill_once() {
   std::vector<void*> objects;
   for (std::size_t i = 0; i < 2 * cfg::kPageSize / 96; ++i) objects.push_back(strata_malloc(96));
   for (void* p : objects) strata_free(p);
+}
+
+// Of the OS pages in [p, p + bytes), how many are resident.
+std::size_t resident_pages(const void* p, std::size_t bytes) {
+  auto lo = reinterpret_cast<std::uintptr_t>(p) & ~(cfg::kOsPageSize - 1);
+  auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes + cfg::kOsPageSize - 1) & ~(cfg::kOsPageSize - 1);
+  std::vector<unsigned char> pages((hi - lo) / cfg::kOsPageSize);
+  if (mincore(reinterpret_cast<void*>(lo), hi - lo, pages.data()) != 0) return 0;
+  std::size_t n = 0;
+  for (unsigned char page : pages) n += page & 1;
+  return n;
+}
+
+// Large objects freed between live ones (free chunks that cannot coalesce,
+// far fewer bytes than the arenas' dirty limit): how many of them still have
+// the 4 OS pages in their middle resident.
+constexpr std::size_t kLargeSize = 192 * 1024;
+constexpr std::size_t kLargeHoles = 24;
+std::size_t resident_holes(const std::vector<unsigned char*>& objects) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < objects.size(); i += 2)
+    n += resident_pages(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(objects[i] + kLargeSize / 2) &
+                                                ~(cfg::kOsPageSize - 1)),
+                        4 * cfg::kOsPageSize) == 4;
+  return n;
+}
+std::vector<unsigned char*> large_holes() {
+  std::vector<unsigned char*> objects(2 * kLargeHoles);
+  for (auto& p : objects) {
+    p = static_cast<unsigned char*>(strata_malloc(kLargeSize));
+    std::memset(p, 0x5a, kLargeSize);
+  }
+  for (std::size_t i = 0; i < objects.size(); i += 2) strata_free(objects[i]);
+  return objects;
+}
+void free_live(const std::vector<unsigned char*>& objects) {
+  for (std::size_t i = 1; i < objects.size(); i += 2) strata_free(objects[i]);
 }
 
 std::vector<void*> burst(std::size_t size) {
@@ -139,3 +178,48 @@ TEST(StrataPurge, FreedHugeObjectsLeaveTheCacheAfterTheDelay) {
 }
 
 }  // namespace
+
+// Free chunks of the large arenas wait the delay too, then go back at the
+// arena's next malloc or free (before: only once an arena held 64 MiB of them).
+TEST(StrataPurge, FreedLargeChunksGoBackAfterTheDelay) {
+  PurgeDelay delay(100);
+  std::thread([] {
+    std::vector<unsigned char*> objects = large_holes();
+    // (The first free of a new big size is discarded at once, as glibc unmaps it.)
+    EXPECT_GE(resident_holes(objects), kLargeHoles - 2) << "warm right after the free";
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    strata_free(strata_malloc(kLargeSize));
+    EXPECT_LE(resident_holes(objects), 1u) << "gone after the delay";
+    free_live(objects);
+  }).join();
+}
+
+// Reused within the delay, they stay warm: no system call, no fault.
+TEST(StrataPurge, LargeChunksReusedWithinTheDelayAreNotDiscarded) {
+  PurgeDelay delay(60 * 1000);
+  std::thread([] {
+    std::vector<unsigned char*> objects = large_holes();
+    std::size_t before = md::discarded_os_pages();
+    for (int round = 0; round < 3; ++round) {
+      for (std::size_t i = 0; i < objects.size(); i += 2) objects[i] = static_cast<unsigned char*>(strata_malloc(kLargeSize));
+      for (std::size_t i = 0; i < objects.size(); i += 2) strata_free(objects[i]);
+    }
+    EXPECT_EQ(md::discarded_os_pages(), before);
+    free_live(objects);
+  }).join();
+}
+
+// A thread that stops using large objects gives their free chunks back at
+// its next small refill after the delay.
+TEST(StrataPurge, FreedLargeChunksGoBackAtASmallRefillAfterTheDelay) {
+  PurgeDelay delay(100);
+  std::thread([] {
+    std::vector<unsigned char*> objects = large_holes();
+    EXPECT_GE(resident_holes(objects), kLargeHoles - 2);
+    EXPECT_GT(md::large_stats().dirty_bytes, (kLargeHoles - 2) * kLargeSize);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    refill_once();
+    EXPECT_LE(resident_holes(objects), 1u);
+    free_live(objects);
+  }).join();
+}
