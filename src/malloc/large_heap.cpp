@@ -487,8 +487,10 @@ void LargeArena::split_tail(Chunk* c, std::size_t keep) noexcept {
   Chunk* after = tail->next();
   if (!after->in_use()) {  // coalesce the tail with a free successor
     remove(after);
-    if (!after->dirty()) ms = now;
-    else if (std::uint32_t a = after->stamp_or(ms); static_cast<std::int32_t>(a - ms) > 0) ms = a;  // the younger
+    if (!after->dirty())
+      ms = now;
+    else if (std::uint32_t a = after->stamp_or(ms); static_cast<std::int32_t>(a - ms) > 0)
+      ms = a;  // the younger
     tail->size_flags = (tail->size() + after->size()) | kDirty;
     after->size_flags = kAbsorbed;
   }

@@ -68,7 +68,7 @@ struct LargeStats {
   std::size_t live_objects = 0;
   std::size_t live_bytes = 0;
   std::size_t free_bytes = 0;
-  std::size_t dirty_bytes = 0;  // free, not yet discarded (resident, or may be)
+  std::size_t dirty_bytes = 0;   // free, not yet discarded (resident, or may be)
   std::size_t largest_free = 0;  // the biggest free chunk
   std::size_t quarantined_objects = 0;  // hardened: freed, protected, not yet reusable
   std::size_t quarantined_bytes = 0;

@@ -64,10 +64,19 @@ void print_small(Report& r, const SmallTotals& totals) noexcept {
 
 void print_large_and_huge(Report& r) noexcept {
   LargeStats large = large_stats();
-  r.str("  large: regions ").num(large.regions).str(", live ").num(large.live_objects).str(" objects (")
-      .bytes(large.live_bytes).str("), free ").bytes(large.free_bytes).str(" (")
-      .bytes(large.dirty_bytes).str(" not yet discarded), spare regions kept per arena up to ")
-      .num(large.largest_spare_limit).put('\n');
+  r.str("  large: regions ")
+      .num(large.regions)
+      .str(", live ")
+      .num(large.live_objects)
+      .str(" objects (")
+      .bytes(large.live_bytes)
+      .str("), free ")
+      .bytes(large.free_bytes)
+      .str(" (")
+      .bytes(large.dirty_bytes)
+      .str(" not yet discarded), spare regions kept per arena up to ")
+      .num(large.largest_spare_limit)
+      .put('\n');
   HugeStats huge = huge_stats();
   r.str("  huge: live ").num(huge.live_objects).str(" objects (").bytes(huge.live_bytes).str(" mapped), cached ")
       .bytes(huge.cached_bytes).str(" in ").num(huge.cache_entries).str(" runs, reused from the cache ")

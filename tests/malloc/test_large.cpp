@@ -180,7 +180,7 @@ int populates_each_extent_once() {
   constexpr std::size_t kExtents = cfg::kSegmentSize / cfg::kHugePageSize;
   std::vector<void*> objects;
   std::vector<std::pair<std::uintptr_t, std::size_t>> calls;  // region, populate calls in it
-  std::vector<std::uintptr_t> plain;  // regions without huge pages
+  std::vector<std::uintptr_t> plain;                          // regions without huge pages
   for (std::size_t i = 0; i < (cfg::kHugePagesFromRegion + 3) * (cfg::kSegmentSize / kSize); ++i) {
     std::size_t before = strata::malloc_detail::populate_calls();
     void* p = strata_calloc(1, kSize);

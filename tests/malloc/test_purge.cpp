@@ -201,7 +201,8 @@ TEST(StrataPurge, LargeChunksReusedWithinTheDelayAreNotDiscarded) {
     std::vector<unsigned char*> objects = large_holes();
     std::size_t before = md::discarded_os_pages();
     for (int round = 0; round < 3; ++round) {
-      for (std::size_t i = 0; i < objects.size(); i += 2) objects[i] = static_cast<unsigned char*>(strata_malloc(kLargeSize));
+      for (std::size_t i = 0; i < objects.size(); i += 2)
+        objects[i] = static_cast<unsigned char*>(strata_malloc(kLargeSize));
       for (std::size_t i = 0; i < objects.size(); i += 2) strata_free(objects[i]);
     }
     EXPECT_EQ(md::discarded_os_pages(), before);
