@@ -207,37 +207,36 @@ void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
 class RemoteChains {
  public:
   void add(Page* page, FreeBlock* b) noexcept {
-    Chain& c = chains_[(reinterpret_cast<std::uintptr_t>(page) / sizeof(Page)) % kChains];
-    if (c.page != page) {
-      if (c.page) push(c);
-      c.page = page;
-      c.last = b;
-      c.count = 0;
-    } else {
+    unsigned i = static_cast<unsigned>((reinterpret_cast<std::uintptr_t>(page) / sizeof(Page)) % kChains);
+    Chain& c = chains_[i];
+    if ((open_ & (1u << i)) && c.page == page) {
       b->set_next(c.first);
+      c.first = b;
+      ++c.count;
+      return;
     }
-    c.first = b;
-    ++c.count;
+    if (open_ & (1u << i)) push(c);
+    open_ |= 1u << i;
+    c = Chain{page, b, b, 1};
   }
   void push_all() noexcept {
-    for (Chain& c : chains_)
-      if (c.page) push(c);
+    for (unsigned open = open_; open != 0; open &= open - 1) push(chains_[__builtin_ctz(open)]);
   }
 
  private:
-  struct Chain {  // the rest is set when `page` is
-    Page* page = nullptr;
+  struct Chain {
+    Page* page;
     FreeBlock* first;
     FreeBlock* last;
     std::uint32_t count;
   };
-  static constexpr std::size_t kChains = 8;
-  static void push(Chain& c) noexcept {
+  static constexpr unsigned kChains = 8;
+  static void push(const Chain& c) noexcept {
     std::uintptr_t pushed = push_remote(c.page, c.first, c.last, c.count);
     if (STRATA_UNLIKELY(c.page->in_full().load(std::memory_order_seq_cst)))
       remote_free_into_full(c.first, c.page, pushed);
-    c.page = nullptr;
   }
+  unsigned open_ = 0;  // bit i: chains_[i] holds a chain (no batch of an owner's own objects pays more)
   Chain chains_[kChains];
 };
 
