@@ -49,8 +49,7 @@ static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
   std::uintptr_t* tail = tail_of(object, slot);
   std::uintptr_t decoded = *tail ^ tail_key(tail);
   std::size_t size = decoded >> kSizeShift;
-  if ((decoded << (64 - kSizeShift)) != 0 || size > slot - cfg::kCanaryBytes)
-    report_misuse("heap overflow past", p);
+  if ((decoded << (64 - kSizeShift)) != 0 || size > slot - cfg::kCanaryBytes) report_misuse("heap overflow past", p);
   return size;
 }
 

@@ -8,9 +8,9 @@
 #include <csignal>
 #include <cstdlib>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
