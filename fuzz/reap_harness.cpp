@@ -16,6 +16,7 @@
 
 #include "fuzz_input.hpp"
 #include "live_objects.hpp"
+#include "strata/layers/region/sized_stream_heap.hpp"
 #include "strata/reap.h"
 
 namespace {
@@ -53,11 +54,11 @@ struct ReapNode {
   bool sized = false;  // strata_reap_create_sized
 };
 
-// What a sized reap's statistics count for an object of `size` bytes in its
-// stream (bytes_live: slots of 8-byte granules, size 0 taking one).
+// What a sized reap's statistics count for an object of `size` bytes
+// (bytes_live: its slot; the layer's contract, size 0 taking a granule).
 std::size_t sized_slot(std::size_t size) {
-  return size == 0 ? STRATA_REAP_SIZED_GRANULE
-                   : (size + STRATA_REAP_SIZED_GRANULE - 1) & ~std::size_t{STRATA_REAP_SIZED_GRANULE - 1};
+  using namespace strata::layers;
+  return sized_in_stream(size) ? sized_slot_taken(size) : sized_slot_of(size);
 }
 
 class ReapSession {

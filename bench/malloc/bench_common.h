@@ -202,9 +202,9 @@ static inline bench_thread_options bench_parse_thread_options(int argc, char **a
 
 /* ---- threads --------------------------------------------------------- */
 
-enum { kBenchMaxThreads = 64 };
+enum { kBenchMaxThreads = 256 };
 
-/* Runs fn on `count` (<= 64) threads at once, thread t getting the worker at
+/* Runs fn on `count` (<= 256) threads at once, thread t getting the worker at
  * (char *)first + t * stride, and joins them all. */
 static inline void bench_run_threads(uint64_t count, void *(*fn)(void *), void *first, size_t stride) {
   pthread_t threads[kBenchMaxThreads];
@@ -212,6 +212,30 @@ static inline void bench_run_threads(uint64_t count, void *(*fn)(void *), void *
   for (uint64_t t = 0; t < count; t++)
     if (pthread_create(&threads[t], NULL, fn, (char *)first + t * stride) != 0) bench_fail("pthread_create", NULL);
   for (uint64_t t = 0; t < count; t++) pthread_join(threads[t], NULL);
+}
+
+/* The programs that start fresh threads every iteration (stress,
+ * threadchurn): --iterations first, --threads second (1 to max_threads).
+ * Parses the options, checks where malloc comes from, ends the program
+ * (status 2) on a bad thread count; returns --verify. */
+static inline int bench_parse_iteration_options(int argc, char** argv, bench_option* opts, size_t n,
+                                                uint64_t max_threads) {
+  bench_flags flags = bench_parse(argc, argv, opts, n);
+  bench_check_origin(&flags);
+  bench_require_range(argv[0], "--threads", opts[1].value, 1, max_threads);
+  return flags.verify_full;
+}
+
+/* What each of those threads is told: its iteration and its index. */
+typedef struct {
+  uint64_t iteration, index;
+} bench_thread_arg;
+
+/* Iteration `iteration`: fn on `count` (<= 256) fresh threads at once. */
+static inline void bench_run_iteration(uint64_t iteration, uint64_t count, void* (*fn)(void*)) {
+  bench_thread_arg args[kBenchMaxThreads];
+  for (uint64_t t = 0; t < count && t < kBenchMaxThreads; t++) args[t] = (bench_thread_arg){iteration, t};
+  bench_run_threads(count, fn, args, sizeof args[0]);
 }
 
 /* ---- object tags ------------------------------------------------------- */
@@ -277,6 +301,16 @@ static inline void bench_net_add(_Atomic int64_t *net, int64_t delta) {
   atomic_store_explicit(net, atomic_load_explicit(net, memory_order_relaxed) + delta, memory_order_relaxed);
 }
 
+/* Raises *peak to the threads' net bytes now: the sum of `count` counts, the
+ * first at *first and each next `stride` bytes on (as bench_run_threads lays
+ * out workers), each read relaxed (a sample). */
+static inline void bench_sample_peak(int64_t* peak, _Atomic int64_t* first, size_t stride, uint64_t count) {
+  int64_t total = 0;
+  for (uint64_t t = 0; t < count; t++)
+    total += atomic_load_explicit((_Atomic int64_t*)((char*)first + t * stride), memory_order_relaxed);
+  if (total > *peak) *peak = total;
+}
+
 /* Checks a tagged object, takes its size off *net, frees it; returns its tag. */
 static inline uint64_t bench_check_and_free(unsigned char *p, size_t min_size, size_t max_size, int verify_full,
                                             _Atomic int64_t *net) {
@@ -305,4 +339,68 @@ static void bench_print(const bench_report *r) {
          r->checksum, bench_malloc_origin());
   if (r->rss_idle_bytes != 0) printf(" rss_idle_bytes=%" PRIu64, r->rss_idle_bytes);
   printf("\n");
+}
+
+/* Ends a run whose objects are all freed: fails unless the bytes still
+ * counted live are 0, then prints the report. */
+static inline void bench_finish(const char* workload, uint64_t ops, double elapsed_s, int64_t live_left,
+                                uint64_t peak_live_bytes, uint64_t rss_start_bytes, uint64_t checksum) {
+  if (live_left != 0) bench_fail("live byte count does not return to zero", NULL);
+  bench_report report = {workload, ops, elapsed_s, peak_live_bytes, rss_start_bytes, checksum, 0};
+  bench_print(&report);
+}
+
+/* ---- one thread over a window of slots (churn, large, smallmix) --------- */
+
+/* Its live bytes and their peak, the sum of the tags it freed, the last
+ * sequence number it gave an object. */
+typedef struct {
+  uint64_t live_bytes, peak_live_bytes;
+  uint64_t checksum;
+  uint64_t next_seq;
+  int verify_full;
+} bench_live;
+
+/* Parses the options (--ops first, then --window: at least 1), checks where
+ * malloc comes from; the counts start at 0. */
+static inline bench_live bench_parse_window_options(int argc, char** argv, bench_option* opts, size_t n) {
+  bench_flags flags = bench_parse(argc, argv, opts, n);
+  bench_check_origin(&flags);
+  bench_require_positive(argv[0], "--window", opts[1].value);
+  bench_live live = {0, 0, 0, 0, flags.verify_full};
+  return live;
+}
+
+/* delta more bytes live (or fewer); the peak follows. */
+static inline void bench_live_add(bench_live* s, int64_t delta) {
+  s->live_bytes = (uint64_t)((int64_t)s->live_bytes + delta);
+  if (s->live_bytes > s->peak_live_bytes) s->peak_live_bytes = s->live_bytes;
+}
+
+/* Frees p, an object checked already (its tag: tag): its tag joins the
+ * checksum, its bytes leave the live count. */
+static inline void bench_live_free(bench_live* s, void* p, uint64_t tag) {
+  s->checksum += tag;
+  s->live_bytes -= bench_tag_size(tag);
+  free(p);
+}
+
+/* ---- threads' accounts, summed at the end ------------------------------- */
+
+/* The threads' net bytes (0 once all is freed), the sum of their checksums
+ * and the largest peak one of them sampled. */
+typedef struct {
+  int64_t net, peak;
+  uint64_t checksum;
+} bench_totals;
+
+static inline void bench_totals_add(bench_totals* t, _Atomic int64_t* net_bytes, uint64_t checksum, int64_t peak) {
+  t->net += atomic_load(net_bytes);
+  t->checksum += checksum;
+  if (peak > t->peak) t->peak = peak;
+}
+
+static inline void bench_totals_finish(const bench_totals* t, const char* workload, uint64_t ops, double elapsed_s,
+                                       uint64_t rss_start_bytes) {
+  bench_finish(workload, ops, elapsed_s, t->net, (uint64_t)t->peak, rss_start_bytes, t->checksum);
 }

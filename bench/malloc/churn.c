@@ -15,36 +15,21 @@ static bench_option options[] = {
     {"seed", 1, "random seed"},
 };
 
-typedef struct {
-  uint64_t live_bytes;
-  uint64_t peak_live_bytes;
-  uint64_t checksum;
-  uint64_t next_seq;
-  int verify_full;
-} churn_state;
-
-static void *new_object(churn_state *s, size_t size) {
+static void* new_object(bench_live* s, size_t size) {
   unsigned char *p = bench_new_object(++s->next_seq, size);
-  s->live_bytes += size;
-  if (s->live_bytes > s->peak_live_bytes) s->peak_live_bytes = s->live_bytes;
+  bench_live_add(s, (int64_t)size);
   return p;
 }
 
-static void check_and_free(churn_state *s, unsigned char *p) {
-  uint64_t tag = bench_check_object(p, kMinSize, kMaxSize, s->verify_full);
-  s->checksum += tag;
-  s->live_bytes -= bench_tag_size(tag);
-  free(p);
+static void check_and_free(bench_live* s, unsigned char* p) {
+  bench_live_free(s, p, bench_check_object(p, kMinSize, kMaxSize, s->verify_full));
 }
 
 int main(int argc, char **argv) {
-  bench_flags flags = bench_parse(argc, argv, options, sizeof options / sizeof options[0]);
-  bench_check_origin(&flags);
+  bench_live s = bench_parse_window_options(argc, argv, options, sizeof options / sizeof options[0]);
   const uint64_t ops = options[0].value, window = options[1].value;
-  bench_require_positive(argv[0], "--window", window);
   bench_rng rng = {options[2].value};
-  unsigned char **slots = bench_map(window * sizeof *slots);
-  churn_state s = {0, 0, 0, 0, flags.verify_full};
+  unsigned char** slots = bench_map(window * sizeof *slots);
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
@@ -64,8 +49,6 @@ int main(int argc, char **argv) {
     if (slots[i] != NULL) check_and_free(&s, slots[i]);
   double elapsed = bench_now_seconds() - start;
 
-  if (s.live_bytes != 0) bench_fail("live byte count does not return to zero", NULL);
-  bench_report report = {"churn", ops, elapsed, s.peak_live_bytes, rss_start, s.checksum, 0};
-  bench_print(&report);
+  bench_finish("churn", ops, elapsed, (int64_t)s.live_bytes, s.peak_live_bytes, rss_start, s.checksum);
   return 0;
 }

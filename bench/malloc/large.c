@@ -17,13 +17,6 @@ static bench_option options[] = {
     {"seed", 1, "random seed"},
 };
 
-typedef struct {
-  uint64_t live_bytes, peak_live_bytes;
-  uint64_t checksum;
-  uint64_t next_seq;
-  int verify_full;
-} large_state;
-
 /* 2^k + uniform[0, 2^k) for k in [16, 23): 64 KiB .. 8 MiB - 1. */
 static size_t draw_size(bench_rng *rng) {
   unsigned shift = kMinShift + (unsigned)bench_range(rng, 0, kMaxShift - kMinShift - 1);
@@ -43,7 +36,7 @@ static void write_pattern(unsigned char *p, size_t size, uint64_t tag) {
 
 /* Checks the tags at both ends, and with --verify the fill of every page
  * below `upto` (the whole object, or what realloc promised to keep). */
-static void check_pattern(const large_state *s, const unsigned char *p, size_t upto, uint64_t tag) {
+static void check_pattern(const bench_live* s, const unsigned char* p, size_t upto, uint64_t tag) {
   unsigned char fill = bench_fill_byte(tag);
   if (s->verify_full) {
     for (size_t off = first_fill(); is_fill_offset(off, upto); off += kPage)
@@ -62,25 +55,22 @@ static uint64_t read_tag(const unsigned char *p) {
   return head;
 }
 
-static unsigned char *new_object(large_state *s, size_t size) {
+static unsigned char* new_object(bench_live* s, size_t size) {
   unsigned char *p = malloc(size);
   if (p == NULL) bench_fail("malloc returned NULL", NULL);
   write_pattern(p, size, bench_tag(++s->next_seq, size));
-  s->live_bytes += size;
-  if (s->live_bytes > s->peak_live_bytes) s->peak_live_bytes = s->live_bytes;
+  bench_live_add(s, (int64_t)size);
   return p;
 }
 
-static void check_and_free(large_state *s, unsigned char *p) {
+static void check_and_free(bench_live* s, unsigned char* p) {
   uint64_t tag = read_tag(p);
   check_pattern(s, p, bench_tag_size(tag), tag);
-  s->checksum += tag;
-  s->live_bytes -= bench_tag_size(tag);
-  free(p);
+  bench_live_free(s, p, tag);
 }
 
 /* realloc keeps min(old, new) bytes: check them, then retag the object. */
-static unsigned char *resize(large_state *s, unsigned char *p, size_t size) {
+static unsigned char* resize(bench_live* s, unsigned char* p, size_t size) {
   uint64_t old_tag = read_tag(p);
   size_t old_size = bench_tag_size(old_tag);
   check_pattern(s, p, old_size, old_tag);
@@ -91,20 +81,16 @@ static unsigned char *resize(large_state *s, unsigned char *p, size_t size) {
   if (moved_head != old_tag) bench_fail("realloc lost the object's head", q);
   check_pattern(s, q, old_size < size ? old_size : size, old_tag);
   s->checksum += old_tag;
-  s->live_bytes = s->live_bytes - old_size + size;
-  if (s->live_bytes > s->peak_live_bytes) s->peak_live_bytes = s->live_bytes;
+  bench_live_add(s, (int64_t)size - (int64_t)old_size);
   write_pattern(q, size, bench_tag(++s->next_seq, size));
   return q;
 }
 
 int main(int argc, char **argv) {
-  bench_flags flags = bench_parse(argc, argv, options, sizeof options / sizeof options[0]);
-  bench_check_origin(&flags);
+  bench_live s = bench_parse_window_options(argc, argv, options, sizeof options / sizeof options[0]);
   const uint64_t ops = options[0].value, window = options[1].value;
-  bench_require_positive(argv[0], "--window", window);
   bench_rng rng = {options[2].value};
-  unsigned char **slots = bench_map(window * sizeof *slots);
-  large_state s = {0, 0, 0, 0, flags.verify_full};
+  unsigned char** slots = bench_map(window * sizeof *slots);
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
@@ -123,8 +109,6 @@ int main(int argc, char **argv) {
     if (slots[i] != NULL) check_and_free(&s, slots[i]);
   double elapsed = bench_now_seconds() - start;
 
-  if (s.live_bytes != 0) bench_fail("live byte count does not return to zero", NULL);
-  bench_report report = {"large", ops, elapsed, s.peak_live_bytes, rss_start, s.checksum, 0};
-  bench_print(&report);
+  bench_finish("large", ops, elapsed, (int64_t)s.live_bytes, s.peak_live_bytes, rss_start, s.checksum);
   return 0;
 }

@@ -21,13 +21,6 @@ static bench_option options[] = {
     {"seed", 1, "random seed"},
 };
 
-typedef struct {
-  uint64_t live_bytes, peak_live_bytes;
-  uint64_t checksum;
-  uint64_t next_seq;
-  int verify_full;
-} mix_state;
-
 static size_t draw_size(bench_rng *rng) {
   uint64_t r = bench_next(rng);
   unsigned kind = (unsigned)(r % 10);
@@ -37,20 +30,12 @@ static size_t draw_size(bench_rng *rng) {
   return 256 + (size_t)(r % (2048 - 256 + 1));
 }
 
-static void account(mix_state *s, int64_t delta) {
-  s->live_bytes = (uint64_t)((int64_t)s->live_bytes + delta);
-  if (s->live_bytes > s->peak_live_bytes) s->peak_live_bytes = s->live_bytes;
-}
-
-static void check_and_free(mix_state *s, unsigned char *p) {
-  uint64_t tag = bench_check_object(p, kMinSize, kMaxSize, s->verify_full);
-  s->checksum += tag;
-  account(s, -(int64_t)bench_tag_size(tag));
-  free(p);
+static void check_and_free(bench_live* s, unsigned char* p) {
+  bench_live_free(s, p, bench_check_object(p, kMinSize, kMaxSize, s->verify_full));
 }
 
 /* Grow p by half: realloc must keep the old bytes; the object gets a new tag. */
-static unsigned char *grow(mix_state *s, unsigned char *p) {
+static unsigned char* grow(bench_live* s, unsigned char* p) {
   uint64_t tag = bench_check_object(p, kMinSize, kMaxSize, s->verify_full);
   size_t old_size = bench_tag_size(tag);
   size_t new_size = old_size + old_size / 2;
@@ -63,20 +48,17 @@ static unsigned char *grow(mix_state *s, unsigned char *p) {
   uint64_t new_tag = bench_tag(++s->next_seq, new_size);
   memcpy(q, &new_tag, sizeof new_tag);
   memset(q + sizeof new_tag, bench_fill_byte(new_tag), new_size - sizeof new_tag);
-  account(s, (int64_t)(new_size - old_size));
+  bench_live_add(s, (int64_t)(new_size - old_size));
   return q;
 }
 
 int main(int argc, char **argv) {
-  bench_flags flags = bench_parse(argc, argv, options, sizeof options / sizeof options[0]);
-  bench_check_origin(&flags);
+  bench_live s = bench_parse_window_options(argc, argv, options, sizeof options / sizeof options[0]);
   const uint64_t ops = options[0].value, window = options[1].value;
   const uint64_t phase = options[2].value, phase_free = options[3].value;
-  bench_require_positive(argv[0], "--window", window);
   bench_require_positive(argv[0], "--phase", phase);
   bench_rng rng = {options[4].value};
-  unsigned char **slots = bench_map(window * sizeof *slots);
-  mix_state s = {0, 0, 0, 0, flags.verify_full};
+  unsigned char** slots = bench_map(window * sizeof *slots);
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
@@ -87,7 +69,7 @@ int main(int argc, char **argv) {
     if (p == NULL) {
       size_t size = draw_size(&rng);
       slots[slot] = bench_new_object(++s.next_seq, size);
-      account(&s, (int64_t)size);
+      bench_live_add(&s, (int64_t)size);
     } else if ((r & 3) == 0) {
       uint64_t tag;
       memcpy(&tag, p, sizeof tag);
@@ -115,8 +97,6 @@ int main(int argc, char **argv) {
     if (slots[i] != NULL) check_and_free(&s, slots[i]);
   double elapsed = bench_now_seconds() - start;
 
-  if (s.live_bytes != 0) bench_fail("live byte count does not return to zero", NULL);
-  bench_report report = {"smallmix", ops, elapsed, s.peak_live_bytes, rss_start, s.checksum, 0};
-  bench_print(&report);
+  bench_finish("smallmix", ops, elapsed, (int64_t)s.live_bytes, s.peak_live_bytes, rss_start, s.checksum);
   return 0;
 }

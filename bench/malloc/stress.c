@@ -55,10 +55,6 @@ static struct {
   thread_account accounts[kMaxThreads + 1]; /* the last one is main's */
 } g;
 
-typedef struct {
-  uint64_t iteration, index;
-} thread_arg;
-
 static int chance(bench_rng *rng, unsigned percent) { return bench_next(rng) % 100 < percent; }
 
 /* 1 in 100 objects is bigger: x100, or (1 in 10 of those) x1000, or (1 in 100) x10000. */
@@ -99,14 +95,12 @@ static void check_and_free(thread_account *a, uint64_t *p) {
   free(p);
 }
 
-static void sample_peak(thread_account *a) {
-  int64_t total = 0;
-  for (uint64_t t = 0; t <= g.threads; t++) total += atomic_load_explicit(&g.accounts[t].net_bytes, memory_order_relaxed);
-  if (total > a->peak_bytes) a->peak_bytes = total;
+static void sample_peak(thread_account* a) { /* main's account too */
+  bench_sample_peak(&a->peak_bytes, &g.accounts[0].net_bytes, sizeof g.accounts[0], g.threads + 1);
 }
 
 static void *run_thread(void *argp) {
-  const thread_arg *arg = argp;
+  const bench_thread_arg* arg = argp;
   thread_account *a = &g.accounts[arg->index];
   bench_rng rng = {g.seed * 0x10001 + arg->iteration * kMaxThreads + arg->index};
   uint64_t to_alloc = 100 * g.scale * (arg->index % 8 + 1);
@@ -150,44 +144,31 @@ static void *run_thread(void *argp) {
 }
 
 int main(int argc, char **argv) {
-  bench_flags flags = bench_parse(argc, argv, options, sizeof options / sizeof options[0]);
-  bench_check_origin(&flags);
+  g.verify_full = bench_parse_iteration_options(argc, argv, options, sizeof options / sizeof options[0], kMaxThreads);
   g.iterations = options[0].value;
   g.threads = options[1].value;
   g.scale = options[2].value;
   g.seed = options[3].value;
-  g.verify_full = flags.verify_full;
-  bench_require_range(argv[0], "--threads", g.threads, 1, kMaxThreads);
   bench_require_positive(argv[0], "--scale", g.scale);
   thread_account *main_account = &g.accounts[g.threads];
   bench_rng rng = {g.seed ^ 0x5EED5EED5EEDull};
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
-  pthread_t threads[kMaxThreads];
-  thread_arg args[kMaxThreads];
   for (uint64_t it = 0; it < g.iterations; it++) {
-    for (uint64_t t = 0; t < g.threads; t++) {
-      args[t] = (thread_arg){it, t};
-      if (pthread_create(&threads[t], NULL, run_thread, &args[t]) != 0) bench_fail("pthread_create", NULL);
-    }
-    for (uint64_t t = 0; t < g.threads; t++) pthread_join(threads[t], NULL);
+    bench_run_iteration(it, g.threads, run_thread);
     int last = it + 1 == g.iterations;
     for (int s = 0; s < kTransfers; s++) /* about half; everything after the last iteration */
       if (chance(&rng, 50) || last) check_and_free(main_account, atomic_exchange(&g.transfer[s], NULL));
   }
   double elapsed = bench_now_seconds() - start;
 
-  int64_t net = 0, peak = 0;
-  uint64_t checksum = 0, allocations = 0;
+  bench_totals totals = {0, 0, 0};
+  uint64_t allocations = 0;
   for (uint64_t t = 0; t <= g.threads; t++) {
-    net += atomic_load(&g.accounts[t].net_bytes);
-    checksum += g.accounts[t].checksum;
+    bench_totals_add(&totals, &g.accounts[t].net_bytes, g.accounts[t].checksum, g.accounts[t].peak_bytes);
     allocations += g.accounts[t].allocations;
-    if (g.accounts[t].peak_bytes > peak) peak = g.accounts[t].peak_bytes;
   }
-  if (net != 0) bench_fail("live byte count does not return to zero", NULL);
-  bench_report report = {"stress", allocations, elapsed, (uint64_t)peak, rss_start, checksum, 0};
-  bench_print(&report);
+  bench_totals_finish(&totals, "stress", allocations, elapsed, rss_start);
   return 0;
 }

@@ -48,10 +48,6 @@ static struct {
   thread_account accounts[kMaxThreads];
 } g;
 
-typedef struct {
-  uint64_t iteration, index;
-} thread_arg;
-
 /* Mostly small, sometimes medium, rarely large: the mix of a busy program. */
 static size_t draw_size(bench_rng *rng) {
   uint64_t r = bench_next(rng);
@@ -66,14 +62,12 @@ static void check_and_free(thread_account *a, unsigned char *p) {
   a->checksum += bench_check_and_free(p, kMinSize, kMaxSize, g.verify_full, &a->net_bytes);
 }
 
-static void sample_peak(thread_account *a) {
-  int64_t total = 0;
-  for (uint64_t t = 0; t < g.threads; t++) total += atomic_load_explicit(&g.accounts[t].net_bytes, memory_order_relaxed);
-  if (total > a->peak_bytes) a->peak_bytes = total;
+static void sample_peak(thread_account* a) {
+  bench_sample_peak(&a->peak_bytes, &g.accounts[0].net_bytes, sizeof g.accounts[0], g.threads);
 }
 
 static void *run_thread(void *argp) {
-  const thread_arg *arg = argp;
+  const bench_thread_arg* arg = argp;
   thread_account *a = &g.accounts[arg->index];
   unsigned char **window = g.windows + arg->index * g.window;
   bench_rng rng = {g.seed * 0x10001 + arg->iteration * kMaxThreads + arg->index};
@@ -102,8 +96,7 @@ static void *run_thread(void *argp) {
 }
 
 int main(int argc, char **argv) {
-  bench_flags flags = bench_parse(argc, argv, options, sizeof options / sizeof options[0]);
-  bench_check_origin(&flags);
+  g.verify_full = bench_parse_iteration_options(argc, argv, options, sizeof options / sizeof options[0], kMaxThreads);
   g.iterations = options[0].value;
   g.threads = options[1].value;
   g.ops = options[2].value;
@@ -111,8 +104,6 @@ int main(int argc, char **argv) {
   g.transfer = options[4].value;
   g.transfer_every = options[5].value;
   g.seed = options[6].value;
-  g.verify_full = flags.verify_full;
-  bench_require_range(argv[0], "--threads", g.threads, 1, kMaxThreads);
   bench_require_positive(argv[0], "--window", g.window);
   bench_require_positive(argv[0], "--transfer", g.transfer);
   bench_require_positive(argv[0], "--transfer-every", g.transfer_every);
@@ -125,31 +116,16 @@ int main(int argc, char **argv) {
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
-  pthread_t threads[kMaxThreads];
-  thread_arg args[kMaxThreads];
-  for (uint64_t it = 0; it < g.iterations; it++) {
-    for (uint64_t t = 0; t < g.threads; t++) {
-      args[t] = (thread_arg){it, t};
-      if (pthread_create(&threads[t], NULL, run_thread, &args[t]) != 0) bench_fail("pthread_create", NULL);
-    }
-    for (uint64_t t = 0; t < g.threads; t++) pthread_join(threads[t], NULL);
-  }
+  for (uint64_t it = 0; it < g.iterations; it++) bench_run_iteration(it, g.threads, run_thread);
   for (uint64_t s = 0; s < g.transfer; s++) {
     unsigned char *p = atomic_load(&g.table[s]);
     if (p != NULL) check_and_free(&g.accounts[0], p);
   }
   double elapsed = bench_now_seconds() - start;
 
-  int64_t net = 0, peak = 0;
-  uint64_t checksum = 0;
-  for (uint64_t t = 0; t < g.threads; t++) {
-    net += atomic_load(&g.accounts[t].net_bytes);
-    checksum += g.accounts[t].checksum;
-    if (g.accounts[t].peak_bytes > peak) peak = g.accounts[t].peak_bytes;
-  }
-  if (net != 0) bench_fail("live byte count does not return to zero", NULL);
-  bench_report report = {"threadchurn", g.iterations * g.threads * g.ops, elapsed, (uint64_t)peak, rss_start,
-                         checksum, 0};
-  bench_print(&report);
+  bench_totals totals = {0, 0, 0};
+  for (uint64_t t = 0; t < g.threads; t++)
+    bench_totals_add(&totals, &g.accounts[t].net_bytes, g.accounts[t].checksum, g.accounts[t].peak_bytes);
+  bench_totals_finish(&totals, "threadchurn", g.iterations * g.threads * g.ops, elapsed, rss_start);
   return 0;
 }

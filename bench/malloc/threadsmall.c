@@ -34,8 +34,7 @@ typedef struct {
 } worker;
 
 static struct {
-  uint64_t ops, slots, threads;
-  int verify_full;
+  bench_thread_options opt; /* .slots: each thread's working set */
   worker workers[kMaxThreads];
 } g;
 
@@ -48,18 +47,16 @@ static size_t draw_size(bench_rng *rng) {
   return 1024 + (size_t)(x % (kMaxSize - 1024 + 1));
 }
 
-static void sample_peak(worker *w) {
-  int64_t total = 0;
-  for (uint64_t t = 0; t < g.threads; t++) total += atomic_load_explicit(&g.workers[t].net_bytes, memory_order_relaxed);
-  if (total > w->peak_bytes) w->peak_bytes = total;
+static void sample_peak(worker* w) {
+  bench_sample_peak(&w->peak_bytes, &g.workers[0].net_bytes, sizeof g.workers[0], g.opt.threads);
 }
 
 static void *run_worker(void *arg) {
   worker *w = arg;
-  for (uint64_t i = 0; i < g.ops; i++) {
-    uint64_t slot = bench_next(&w->rng) % g.slots;
+  for (uint64_t i = 0; i < g.opt.ops; i++) {
+    uint64_t slot = bench_next(&w->rng) % g.opt.slots;
     if (w->slots[slot] != NULL)
-      w->checksum += bench_check_and_free(w->slots[slot], kMinSize, kMaxSize, g.verify_full, &w->net_bytes);
+      w->checksum += bench_check_and_free(w->slots[slot], kMinSize, kMaxSize, g.opt.verify_full, &w->net_bytes);
     size_t size = draw_size(&w->rng);
     w->slots[slot] = bench_new_object(++w->seq, size);
     bench_net_add(&w->net_bytes, (int64_t)size);
@@ -68,41 +65,31 @@ static void *run_worker(void *arg) {
   sample_peak(w);
   /* The thread frees its own working set before it exits, like a program's
    * worker that cleans up. */
-  for (uint64_t s = 0; s < g.slots; s++)
+  for (uint64_t s = 0; s < g.opt.slots; s++)
     if (w->slots[s] != NULL) {
-      w->checksum += bench_check_and_free(w->slots[s], kMinSize, kMaxSize, g.verify_full, &w->net_bytes);
+      w->checksum += bench_check_and_free(w->slots[s], kMinSize, kMaxSize, g.opt.verify_full, &w->net_bytes);
       w->slots[s] = NULL;
     }
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  bench_thread_options o = bench_parse_thread_options(argc, argv, options, 1, kMaxThreads);
-  g.ops = o.ops;
-  g.slots = o.slots;
-  g.threads = o.threads;
-  g.verify_full = o.verify_full;
-  for (uint64_t t = 0; t < g.threads; t++) {
+  g.opt = bench_parse_thread_options(argc, argv, options, 1, kMaxThreads);
+  for (uint64_t t = 0; t < g.opt.threads; t++) {
     worker *w = &g.workers[t];
-    w->slots = bench_map(g.slots * sizeof *w->slots);
-    w->rng.state = o.seed * 0x10001 + t;
+    w->slots = bench_map(g.opt.slots * sizeof *w->slots);
+    w->rng.state = g.opt.seed * 0x10001 + t;
     w->seq = t << 36; /* distinct tags per thread */
   }
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
-  bench_run_threads(g.threads, run_worker, g.workers, sizeof g.workers[0]);
+  bench_run_threads(g.opt.threads, run_worker, g.workers, sizeof g.workers[0]);
   double elapsed = bench_now_seconds() - start;
 
-  int64_t net = 0, peak = 0;
-  uint64_t checksum = 0;
-  for (uint64_t t = 0; t < g.threads; t++) {
-    net += atomic_load(&g.workers[t].net_bytes);
-    checksum += g.workers[t].checksum;
-    if (g.workers[t].peak_bytes > peak) peak = g.workers[t].peak_bytes;
-  }
-  if (net != 0) bench_fail("live byte count does not return to zero", NULL);
-  bench_report report = {"threadsmall", g.ops * g.threads, elapsed, (uint64_t)peak, rss_start, checksum, 0};
-  bench_print(&report);
+  bench_totals totals = {0, 0, 0};
+  for (uint64_t t = 0; t < g.opt.threads; t++)
+    bench_totals_add(&totals, &g.workers[t].net_bytes, g.workers[t].checksum, g.workers[t].peak_bytes);
+  bench_totals_finish(&totals, "threadsmall", g.opt.ops * g.opt.threads, elapsed, rss_start);
   return 0;
 }

@@ -41,8 +41,7 @@ typedef struct worker {
 } worker;
 
 static struct {
-  uint64_t ops, window, threads;
-  int verify_full;
+  bench_thread_options opt; /* .slots: each thread's window */
   worker workers[kMaxThreads];
   ring rings[kMaxThreads];
 } g;
@@ -55,7 +54,7 @@ static size_t draw_size(bench_rng *rng) {
 }
 
 static void check_and_free(worker *w, unsigned char *p) {
-  w->checksum += bench_check_and_free(p, kMinSize, kMaxSize, g.verify_full, &w->net_bytes);
+  w->checksum += bench_check_and_free(p, kMinSize, kMaxSize, g.opt.verify_full, &w->net_bytes);
 }
 
 static void receive_all(worker *w) {
@@ -63,19 +62,17 @@ static void receive_all(worker *w) {
   while ((p = ring_pop(w->inbox)) != NULL) check_and_free(w, p);
 }
 
-static void sample_peak(worker *w) {
-  int64_t total = 0;
-  for (uint64_t t = 0; t < g.threads; t++) total += atomic_load_explicit(&g.workers[t].net_bytes, memory_order_relaxed);
-  if (total > w->peak_bytes) w->peak_bytes = total;
+static void sample_peak(worker* w) {
+  bench_sample_peak(&w->peak_bytes, &g.workers[0].net_bytes, sizeof g.workers[0], g.opt.threads);
 }
 
 static void *run_worker(void *arg) {
   worker *w = arg;
-  for (uint64_t i = 0; i < g.ops; i++) {
+  for (uint64_t i = 0; i < g.opt.ops; i++) {
     size_t size = draw_size(&w->alloc_rng);
     unsigned char *p = bench_new_object(++w->seq, size);
     bench_net_add(&w->net_bytes, (int64_t)size);
-    uint64_t slot = bench_next(&w->place_rng) % g.window;
+    uint64_t slot = bench_next(&w->place_rng) % g.opt.slots;
     unsigned char *old = w->slots[slot];
     w->slots[slot] = p;
     if (old != NULL && !ring_push(w->outbox, old)) check_and_free(w, old); /* full ring: free it here */
@@ -93,41 +90,31 @@ static void *run_worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  bench_thread_options o = bench_parse_thread_options(argc, argv, options, 2, kMaxThreads);
-  g.ops = o.ops;
-  g.window = o.slots;
-  g.threads = o.threads;
-  g.verify_full = o.verify_full;
-  for (uint64_t t = 0; t < g.threads; t++) {
+  g.opt = bench_parse_thread_options(argc, argv, options, 2, kMaxThreads);
+  for (uint64_t t = 0; t < g.opt.threads; t++) {
     worker *w = &g.workers[t];
-    w->slots = bench_map(g.window * sizeof *w->slots);
-    w->alloc_rng.state = o.seed * 0x10001 + t;
+    w->slots = bench_map(g.opt.slots * sizeof *w->slots);
+    w->alloc_rng.state = g.opt.seed * 0x10001 + t;
     w->place_rng.state = ~w->alloc_rng.state;
     w->seq = t << 36; /* distinct tags per thread */
     w->inbox = &g.rings[t];
-    w->outbox = &g.rings[(t + 1) % g.threads];
-    w->prev = &g.workers[(t + g.threads - 1) % g.threads];
+    w->outbox = &g.rings[(t + 1) % g.opt.threads];
+    w->prev = &g.workers[(t + g.opt.threads - 1) % g.opt.threads];
   }
   uint64_t rss_start = bench_rss_bytes();
 
   double start = bench_now_seconds();
-  bench_run_threads(g.threads, run_worker, g.workers, sizeof g.workers[0]);
-  for (uint64_t t = 0; t < g.threads; t++) {
+  bench_run_threads(g.opt.threads, run_worker, g.workers, sizeof g.workers[0]);
+  for (uint64_t t = 0; t < g.opt.threads; t++) {
     worker *w = &g.workers[t];
-    for (uint64_t s = 0; s < g.window; s++)
+    for (uint64_t s = 0; s < g.opt.slots; s++)
       if (w->slots[s] != NULL) check_and_free(w, w->slots[s]);
   }
   double elapsed = bench_now_seconds() - start;
 
-  int64_t net = 0, peak = 0;
-  uint64_t checksum = 0;
-  for (uint64_t t = 0; t < g.threads; t++) {
-    net += atomic_load(&g.workers[t].net_bytes);
-    checksum += g.workers[t].checksum;
-    if (g.workers[t].peak_bytes > peak) peak = g.workers[t].peak_bytes;
-  }
-  if (net != 0) bench_fail("live byte count does not return to zero", NULL);
-  bench_report report = {"xfree", g.ops * g.threads, elapsed, (uint64_t)peak, rss_start, checksum, 0};
-  bench_print(&report);
+  bench_totals totals = {0, 0, 0};
+  for (uint64_t t = 0; t < g.opt.threads; t++)
+    bench_totals_add(&totals, &g.workers[t].net_bytes, g.workers[t].checksum, g.workers[t].peak_bytes);
+  bench_totals_finish(&totals, "xfree", g.opt.ops * g.opt.threads, elapsed, rss_start);
   return 0;
 }

@@ -111,30 +111,47 @@ void strata_reap_clear(strata_reap *reap);
  * inline window cannot serve. */
 void *strata_reap_malloc_slow(strata_reap *reap, size_t size);
 
+/* Not API (undefined after the two inline paths): what the inline paths of
+ * both kinds of reap share, as macros so that each path compiles exactly as
+ * if written out (a shared function changed gcc's register choices in some
+ * callers).
+ *   STRATA_REAP_FITS_    a slot of 1..max_slot bytes (an absurd size wraps
+ *                        slot - 1 to huge) that the cursor's window holds
+ *   STRATA_REAP_OPEN_    an open window is never at address 0: callers need
+ *                        no null test
+ *   STRATA_REAP_AHEAD_   the stream is filled in address order: fetch the
+ *                        line ahead now, so that the caller's stores (and the
+ *                        tags) find their lines in L1 instead of waiting for
+ *                        one at every cache line of objects (docs/reaps.md).
+ *                        A prefetch never faults: past the run it is dropped. */
+#define STRATA_REAP_FITS_(cursor, object, slot, max_slot) \
+  ((slot) - 1 < (max_slot) && (slot) - 1 < (size_t)((cursor)->limit - (object)))
+#if defined(__GNUC__)
+#define STRATA_REAP_OPEN_(object)               \
+  do {                                          \
+    if ((object) == 0) __builtin_unreachable(); \
+  } while (0)
+#define STRATA_REAP_AHEAD_(object) __builtin_prefetch((const void*)((object) + STRATA_REAP_PREFETCH_AHEAD), 1, 3)
+#else
+#define STRATA_REAP_OPEN_(object) ((void)0)
+#define STRATA_REAP_AHEAD_(object) ((void)0)
+#endif
+
 /* size 0 gives a unique pointer that can be freed. Inline: bump within the
  * head's window and write the object's boundary tag; anything else (window
  * empty, checked mode, freed objects waiting, larger sizes) is one call away.
  * The inline path also prefetches the stream STRATA_REAP_PREFETCH_AHEAD
- * bytes ahead (below). */
+ * bytes ahead. */
 static inline void *strata_reap_malloc(strata_reap *reap, size_t size) {
   strata_reap_head *head = (strata_reap_head *)(void *)reap;
   const uintptr_t object = head->bump;
-  /* Absurd sizes wrap slot to 0 or leave it huge: either way a test fails. */
+  /* The object and the next one's tag. Absurd sizes wrap it to 0 or leave it huge. */
   const size_t slot = (size + STRATA_REAP_GRANULE) & ~(size_t)(STRATA_REAP_GRANULE - 1);
-  /* the tag fits; the window holds it */
-  if (slot - 1 < STRATA_REAP_MAX_TAGGED_SLOT && slot - 1 < (size_t)(head->limit - object)) {
-#if defined(__GNUC__)
-    if (object == 0) __builtin_unreachable(); /* an open window is never at address 0: callers need no null test */
-#endif
+  if (STRATA_REAP_FITS_(head, object, slot, STRATA_REAP_MAX_TAGGED_SLOT)) {
+    STRATA_REAP_OPEN_(object);
     head->bump = object + slot;
     *(unsigned char*)(object - 1) = (unsigned char)(slot / STRATA_REAP_GRANULE);
-#if defined(__GNUC__)
-    /* The stream is filled in address order: fetch the line ahead now, so
-     * that the caller's stores and the tags find their lines in L1 instead of
-     * waiting for one at every cache line of objects (docs/reaps.md). A
-     * prefetch never faults: past the run it is dropped or wasted. */
-    __builtin_prefetch((const void *)(object + STRATA_REAP_PREFETCH_AHEAD), 1, 3);
-#endif
+    STRATA_REAP_AHEAD_(object);
     return (void *)object;
   }
   return strata_reap_malloc_slow(reap, size);
@@ -167,18 +184,17 @@ static inline void* strata_reap_malloc_sized(strata_reap* reap, size_t size) {
   const uintptr_t object = cursor->bump;
   /* Size 0 and absurd sizes wrap slot - 1 to huge: the library's. */
   const size_t slot = (size + STRATA_REAP_SIZED_GRANULE - 1) & ~(size_t)(STRATA_REAP_SIZED_GRANULE - 1);
-  if (slot - 1 < STRATA_REAP_SIZED_MAX_SLOT && slot - 1 < (size_t)(cursor->limit - object)) {
-#if defined(__GNUC__)
-    if (object == 0) __builtin_unreachable();
-#endif
+  if (STRATA_REAP_FITS_(cursor, object, slot, STRATA_REAP_SIZED_MAX_SLOT)) {
+    STRATA_REAP_OPEN_(object);
     cursor->bump = object + slot;
-#if defined(__GNUC__)
-    __builtin_prefetch((const void*)(object + STRATA_REAP_PREFETCH_AHEAD), 1, 3);
-#endif
+    STRATA_REAP_AHEAD_(object);
     return (void*)object;
   }
   return strata_reap_malloc_sized_slow(reap, size);
 }
+#undef STRATA_REAP_FITS_
+#undef STRATA_REAP_OPEN_
+#undef STRATA_REAP_AHEAD_
 
 /* Frees ptr, allocated from reap with this size (the size asked of
  * strata_reap_malloc_sized, malloc, calloc's count * size or aligned_alloc;

@@ -27,41 +27,34 @@
 
 namespace strata {
 
-class reap {
- public:
-  // A root reap. Throws std::bad_alloc when there is no memory.
-  reap() : reap(static_cast<strata_reap*>(nullptr)) {}
-  // A child of parent: cleared and destroyed with it.
-  explicit reap(reap& parent) : reap(parent.get()) {}
-  explicit reap(strata_reap* parent) : handle_(strata_reap_create(parent)) {
-    if (handle_ == nullptr) throw std::bad_alloc();
-  }
+namespace detail {
 
-  reap(const reap&) = delete;
-  reap& operator=(const reap&) = delete;
-  reap(reap&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  reap& operator=(reap&& other) noexcept {
+// One reap of either kind, owned: made by Create (strata_reap_create or
+// strata_reap_create_sized), destroyed with the object, moved, never
+// copied; and the calls both kinds take alike.
+template <strata_reap* (*Create)(strata_reap*)>
+class reap_owner {
+ public:
+  reap_owner(const reap_owner&) = delete;
+  reap_owner& operator=(const reap_owner&) = delete;
+  reap_owner(reap_owner&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  reap_owner& operator=(reap_owner&& other) noexcept {
     if (this != &other) {
       strata_reap_destroy(handle_);
       handle_ = std::exchange(other.handle_, nullptr);
     }
     return *this;
   }
-  ~reap() { strata_reap_destroy(handle_); }
+  ~reap_owner() { strata_reap_destroy(handle_); }
 
   // The C handle (nullptr after a move).
   strata_reap* get() const noexcept { return handle_; }
 
-  // The C API; nullptr (errno ENOMEM / EINVAL) on failure, as in strata/reap.h.
-  // malloc bumps inline (strata_reap_malloc reads the reap's public head).
-  void* malloc(std::size_t size) noexcept { return strata_reap_malloc(handle_, size); }
-  void* calloc(std::size_t count, std::size_t size) noexcept { return strata_reap_calloc(handle_, count, size); }
-  void* realloc(void* ptr, std::size_t size) noexcept { return strata_reap_realloc(handle_, ptr, size); }
+  // nullptr (errno ENOMEM / EINVAL) on failure, as in strata/reap.h.
   void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
     return strata_reap_aligned_alloc(handle_, alignment, size);
   }
-  void free(void* ptr) noexcept { strata_reap_free(handle_, ptr); }
-  std::size_t usable_size(const void* ptr) const noexcept { return strata_reap_usable_size(handle_, ptr); }
+  // Everything, children included (they stay valid, and empty).
   void clear() noexcept { strata_reap_clear(handle_); }
   strata_reap_stats stats() const noexcept {
     strata_reap_stats s;
@@ -69,57 +62,61 @@ class reap {
     return s;
   }
 
- private:
+ protected:
+  // A child of parent (nullptr: a root). Throws std::bad_alloc when there is no memory.
+  explicit reap_owner(strata_reap* parent) : handle_(Create(parent)) {
+    if (handle_ == nullptr) throw std::bad_alloc();
+  }
+  // No reap at all (as after a move).
+  reap_owner() noexcept : handle_(nullptr) {}
+
   strata_reap* handle_;
+};
+
+}  // namespace detail
+
+class reap : public detail::reap_owner<strata_reap_create> {
+ public:
+  // A root reap. Throws std::bad_alloc when there is no memory.
+  reap() : reap_owner(nullptr) {}
+  // A child of parent: cleared and destroyed with it.
+  explicit reap(reap& parent) : reap_owner(parent.get()) {}
+  explicit reap(strata_reap* parent) : reap_owner(parent) {}
+  // reap(reap&) counts as a copy constructor: the moves are declared.
+  reap(reap&&) noexcept = default;
+  reap& operator=(reap&&) noexcept = default;
+
+  // The C API; nullptr (errno ENOMEM / EINVAL) on failure, as in strata/reap.h.
+  // malloc bumps inline (strata_reap_malloc reads the reap's public head).
+  void* malloc(std::size_t size) noexcept { return strata_reap_malloc(handle_, size); }
+  void* calloc(std::size_t count, std::size_t size) noexcept { return strata_reap_calloc(handle_, count, size); }
+  void* realloc(void* ptr, std::size_t size) noexcept { return strata_reap_realloc(handle_, ptr, size); }
+  void free(void* ptr) noexcept { strata_reap_free(handle_, ptr); }
+  std::size_t usable_size(const void* ptr) const noexcept { return strata_reap_usable_size(handle_, ptr); }
 };
 
 // A sized reap (strata_reap_create_sized): every free gives the size, so
 // objects carry no tag and sit side by side in 8-byte steps. Results are
 // aligned to 8 (STRATA_REAP_SIZED_GRANULE); aligned_alloc for more.
-class sized_reap {
+// stats().objects_live is STRATA_REAP_UNCOUNTED.
+class sized_reap : public detail::reap_owner<strata_reap_create_sized> {
  public:
   // A root sized reap. Throws std::bad_alloc when there is no memory.
-  sized_reap() : sized_reap(static_cast<strata_reap*>(nullptr)) {}
+  sized_reap() : reap_owner(nullptr) {}
   // A child of parent (either kind): cleared and destroyed with it.
-  explicit sized_reap(reap& parent) : sized_reap(parent.get()) {}
-  explicit sized_reap(sized_reap& parent) : sized_reap(parent.get()) {}
-  explicit sized_reap(strata_reap* parent) : handle_(strata_reap_create_sized(parent)) {
-    if (handle_ == nullptr) throw std::bad_alloc();
-  }
-
-  sized_reap(const sized_reap&) = delete;
-  sized_reap& operator=(const sized_reap&) = delete;
-  sized_reap(sized_reap&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  sized_reap& operator=(sized_reap&& other) noexcept {
-    if (this != &other) {
-      strata_reap_destroy(handle_);
-      handle_ = std::exchange(other.handle_, nullptr);
-    }
-    return *this;
-  }
-  ~sized_reap() { strata_reap_destroy(handle_); }
-
-  strata_reap* get() const noexcept { return handle_; }
+  explicit sized_reap(reap& parent) : reap_owner(parent.get()) {}
+  explicit sized_reap(sized_reap& parent) : reap_owner(parent.get()) {}
+  explicit sized_reap(strata_reap* parent) : reap_owner(parent) {}
+  sized_reap(sized_reap&&) noexcept = default;  // as reap's
+  sized_reap& operator=(sized_reap&&) noexcept = default;
 
   // nullptr (errno ENOMEM / EINVAL) on failure. malloc bumps inline.
   void* malloc(std::size_t size) noexcept { return strata_reap_malloc_sized(handle_, size); }
-  void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
-    return strata_reap_aligned_alloc(handle_, alignment, size);
-  }
   // size: as allocated (or as last resized).
   void free(void* ptr, std::size_t size) noexcept { strata_reap_free_sized(handle_, ptr, size); }
   void* realloc(void* ptr, std::size_t old_size, std::size_t new_size) noexcept {
     return strata_reap_realloc_sized(handle_, ptr, old_size, new_size);
   }
-  void clear() noexcept { strata_reap_clear(handle_); }
-  strata_reap_stats stats() const noexcept {  // objects_live: STRATA_REAP_UNCOUNTED
-    strata_reap_stats s;
-    strata_reap_get_stats(handle_, &s);
-    return s;
-  }
-
- private:
-  strata_reap* handle_;
 };
 
 // A std::pmr::memory_resource over a reap. Unlike monotonic_buffer_resource,
@@ -129,12 +126,12 @@ class sized_reap {
 class reap_resource : public std::pmr::memory_resource {
  public:
   // A resource with a (sized) reap of its own.
-  reap_resource() : owned_(), reap_(owned_.get()) {}
+  reap_resource() : owned_(nullptr), reap_(owned_.get()) {}
   // A resource with a (sized) reap of its own, a child of parent's reap.
   explicit reap_resource(reap_resource& parent) : owned_(parent.reap_), reap_(owned_.get()) {}
   // A resource allocating from r, which must outlive it.
-  explicit reap_resource(reap& r) noexcept : owned_(nullptr_tag{}), reap_(r.get()), sized_(false) {}
-  explicit reap_resource(sized_reap& r) noexcept : owned_(nullptr_tag{}), reap_(r.get()) {}
+  explicit reap_resource(reap& r) noexcept : reap_(r.get()), sized_(false) {}
+  explicit reap_resource(sized_reap& r) noexcept : reap_(r.get()) {}
 
   reap_resource(const reap_resource&) = delete;
   reap_resource& operator=(const reap_resource&) = delete;
@@ -159,20 +156,10 @@ class reap_resource : public std::pmr::memory_resource {
   }
 
  private:
-  struct nullptr_tag {};
-  // The reap this resource owns, if any.
-  struct owned_reap {
-    owned_reap() : handle(strata_reap_create_sized(nullptr)) { check(); }
-    explicit owned_reap(strata_reap* parent) : handle(strata_reap_create_sized(parent)) { check(); }
-    explicit owned_reap(nullptr_tag) noexcept : handle(nullptr) {}
-    owned_reap(const owned_reap&) = delete;
-    owned_reap& operator=(const owned_reap&) = delete;
-    ~owned_reap() { strata_reap_destroy(handle); }
-    strata_reap* get() const noexcept { return handle; }
-    void check() const {
-      if (handle == nullptr) throw std::bad_alloc();
-    }
-    strata_reap* handle;
+  // The reap this resource owns, if any (default-constructed: none).
+  struct owned_reap : detail::reap_owner<strata_reap_create_sized> {
+    owned_reap() noexcept = default;
+    explicit owned_reap(strata_reap* parent) : reap_owner(parent) {}
   };
 
   owned_reap owned_;

@@ -8,6 +8,7 @@ ideal curve over allocation time: the paper's Figure 5), sites.csv and
 sites.md (allocation sites ranked by drag)."""
 import csv
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -83,6 +84,7 @@ def _check_writable(out_dir: Path) -> None:
         raise LabError(f"cannot write to the output folder {out_dir}: {error.strerror}") from None
 
 
+@functools.lru_cache(maxsize=None)  # sites share their frames: each text is matched once
 def _is_allocator_frame(frame: str) -> bool:
     return any(fnmatch.fnmatchcase(frame, pattern) for pattern in ALLOCATOR_FRAMES)
 
@@ -109,6 +111,7 @@ def short_name(name: str) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=None)
 def short_frame(frame: str) -> str:
     """A frame as people read it: "ns::f(int) (/a/b/x.c:3)" -> "ns::f (x.c:3)"."""
     match = _LOCATION.search(frame)

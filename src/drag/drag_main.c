@@ -149,6 +149,45 @@ static Bool ip_matches(DiEpoch ep, Addr ip, const HChar** patterns, Int n) {
   return found;
 }
 
+/* Sites share most of their frames (a recursive program's stacks differ in
+   depth only): each code address is described once, in the "frames" table at
+   the end, and a site lists indices into it. An address inlined into others
+   describes as several consecutive frames. */
+typedef struct CodeAddress {
+  struct CodeAddress* next; /* VgHashNode: next, key (the address) */
+  UWord key;
+  UInt first, count;  /* its frames' indices in the table */
+  Bool alloc_checked; /* matched against --drag-ignore-alloc-fn yet */
+  Bool ignored_alloc; /* it, or a function inlined at it, matches */
+} CodeAddress;
+
+static VgHashTable* code_addresses;
+typedef struct {
+  Addr ip;
+  DiEpoch ep; /* of the first stack it was seen in: code unloaded since still describes */
+} Described;
+static XArray* described; /* Described: the table's addresses, in index order */
+static UInt frames_in_table = 0;
+
+static CodeAddress* code_address_of(DiEpoch ep, Addr ip) {
+  CodeAddress* c = VG_(HT_lookup)(code_addresses, ip);
+  if (c != NULL) return c;
+  c = VG_(malloc)("drag.code_address", sizeof(CodeAddress));
+  c->key = ip;
+  c->first = frames_in_table;
+  c->count = 0;
+  c->alloc_checked = c->ignored_alloc = False;
+  InlIPCursor* iipc = VG_(new_IIPC)(ep, ip);
+  do c->count++;
+  while (VG_(next_IIPC)(iipc));
+  VG_(delete_IIPC)(iipc);
+  frames_in_table += c->count;
+  const Described d = {ip, ep};
+  VG_(addToXA)(described, &d);
+  VG_(HT_add_node)(code_addresses, c);
+  return c;
+}
+
 typedef struct {
   Bool found;
 } MatchState;
@@ -156,7 +195,14 @@ typedef struct {
 static void match_frame(UInt n, DiEpoch ep, Addr ip, void* opaque) {
   (void)n;
   MatchState* state = opaque;
-  if (!state->found && ip_matches(ep, ip, clo_ignore_alloc_fn, n_ignore_alloc_fn)) state->found = True;
+  if (state->found) return;
+  /* Every new site asks about its frames: each address is matched once. */
+  CodeAddress* c = code_address_of(ep, ip);
+  if (!c->alloc_checked) {
+    c->ignored_alloc = ip_matches(ep, ip, clo_ignore_alloc_fn, n_ignore_alloc_fn);
+    c->alloc_checked = True;
+  }
+  state->found = c->ignored_alloc;
 }
 
 static Site* site_of(ThreadId tid, Bool heap_block) {
@@ -727,42 +773,6 @@ static void print_json_string(VgFile* f, const HChar* s) {
     else VG_(fprintf)(f, "%c", c);
   }
   VG_(fprintf)(f, "\"");
-}
-
-/* Sites share most of their frames (a recursive program's stacks differ in
-   depth only): each code address is described once, in the "frames" table at
-   the end, and a site lists indices into it. An address inlined into others
-   describes as several consecutive frames. */
-typedef struct CodeAddress {
-  struct CodeAddress* next; /* VgHashNode: next, key (the address) */
-  UWord key;
-  UInt first, count; /* its frames' indices in the table */
-} CodeAddress;
-
-static VgHashTable* code_addresses;
-typedef struct {
-  Addr ip;
-  DiEpoch ep; /* of the first stack it was seen in: code unloaded since still describes */
-} Described;
-static XArray* described; /* Described: the table's addresses, in index order */
-static UInt frames_in_table = 0;
-
-static CodeAddress* code_address_of(DiEpoch ep, Addr ip) {
-  CodeAddress* c = VG_(HT_lookup)(code_addresses, ip);
-  if (c != NULL) return c;
-  c = VG_(malloc)("drag.code_address", sizeof(CodeAddress));
-  c->key = ip;
-  c->first = frames_in_table;
-  c->count = 0;
-  InlIPCursor* iipc = VG_(new_IIPC)(ep, ip);
-  do c->count++;
-  while (VG_(next_IIPC)(iipc));
-  VG_(delete_IIPC)(iipc);
-  frames_in_table += c->count;
-  const Described d = {ip, ep};
-  VG_(addToXA)(described, &d);
-  VG_(HT_add_node)(code_addresses, c);
-  return c;
 }
 
 typedef struct {

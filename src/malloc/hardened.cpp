@@ -31,24 +31,25 @@ std::uintptr_t* slot_words(void* object) noexcept { return static_cast<std::uint
 constexpr unsigned kSizeShift = 48;
 static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
 
-[[maybe_unused]] std::uintptr_t* tail_of(void* object, const Page* page) noexcept {
-  // block_size is a multiple of 16: no rounding to words needed.
-  return reinterpret_cast<std::uintptr_t*>(static_cast<char*>(object) + page->block_size - sizeof(std::uintptr_t));
+// `slot`: the block's slot size (Page::block_size, or its copy for other
+// threads, PageShared::remote_block_size), a multiple of 16: no rounding to
+// words needed.
+[[maybe_unused]] std::uintptr_t* tail_of(void* object, std::size_t slot) noexcept {
+  return reinterpret_cast<std::uintptr_t*>(static_cast<char*>(object) + slot - sizeof(std::uintptr_t));
 }
 [[maybe_unused]] std::uintptr_t tail_key(const std::uintptr_t* tail) noexcept {
   return g_heap_secret ^ reinterpret_cast<std::uintptr_t>(tail);
 }
 [[maybe_unused]] void record_size(void* object, const Page* page, std::size_t size) noexcept {
-  std::uintptr_t* tail = tail_of(object, page);
+  std::uintptr_t* tail = tail_of(object, page->block_size);
   *tail = tail_key(tail) ^ (std::uintptr_t{size} << kSizeShift);
 }
 // The recorded size, once the tail is seen intact (else `p` overflowed).
-[[maybe_unused]] std::size_t recorded_size(void* object, const Page* page, const void* p) noexcept {
-  std::uintptr_t* tail = tail_of(object, page);
+[[maybe_unused]] std::size_t recorded_size(void* object, std::size_t slot, const void* p) noexcept {
+  std::uintptr_t* tail = tail_of(object, slot);
   std::uintptr_t decoded = *tail ^ tail_key(tail);
   std::size_t size = decoded >> kSizeShift;
-  if ((decoded << (64 - kSizeShift)) != 0 || size > page->block_size - cfg::kCanaryBytes)
-    report_misuse("heap overflow past", p);
+  if ((decoded << (64 - kSizeShift)) != 0 || size > slot - cfg::kCanaryBytes) report_misuse("heap overflow past", p);
   return size;
 }
 
@@ -71,22 +72,22 @@ static_assert(cfg::kSmallMax < (std::size_t{1} << (64 - kSizeShift)));
 // Without a branch (the slack follows the request's size, which programs
 // vary at random): the word's low min(slack, 8) bytes; two shifts, as one by
 // 64 would be undefined.
-[[maybe_unused]] std::uintptr_t checked_slack_mask(const Page* page, std::size_t size) noexcept {
-  std::size_t slack = page->block_size - cfg::kCanaryBytes - size;
+[[maybe_unused]] std::uintptr_t checked_slack_mask(std::size_t slot, std::size_t size) noexcept {
+  std::size_t slack = slot - cfg::kCanaryBytes - size;
   unsigned half_bits = 4 * static_cast<unsigned>(min_no_branch(slack, sizeof(std::uintptr_t)));
   return ~((~std::uintptr_t{0} << half_bits) << half_bits);
 }
-[[maybe_unused]] bool slack_is_zero(void* object, const Page* page, std::size_t size) noexcept {
+[[maybe_unused]] bool slack_is_zero(void* object, std::size_t slot, std::size_t size) noexcept {
   std::uintptr_t word;
   std::memcpy(&word, static_cast<char*>(object) + size, sizeof word);  // may reach into the tail: masked
-  return (word & checked_slack_mask(page, size)) == 0;
+  return (word & checked_slack_mask(slot, size)) == 0;
 }
 // Without zero on free (cfg::kZeroOnFree off), malloc clears what free checks.
 [[maybe_unused]] void clear_slack(void* object, const Page* page, std::size_t size) noexcept {
   std::uintptr_t word;
   char* at = static_cast<char*>(object) + size;
   std::memcpy(&word, at, sizeof word);
-  word &= ~checked_slack_mask(page, size);
+  word &= ~checked_slack_mask(page->block_size, size);
   std::memcpy(at, &word, sizeof word);
 }
 
@@ -109,9 +110,9 @@ void zero_small_slot(void* object, std::size_t size) noexcept {
   for (std::size_t offset : {std::size_t{0}, min_no_branch(16, last), min_no_branch(32, last), last})
     *reinterpret_cast<Chunk16*>(at + offset) = Chunk16{0, 0};
 }
-[[maybe_unused]] void zero_slot(void* object, const Page* page) noexcept {
-  if (page->block_size > kInlineZeroing) return (void)std::memset(object, 0, page->block_size);
-  zero_small_slot(object, page->block_size);
+[[maybe_unused]] void zero_slot(void* object, std::size_t slot) noexcept {
+  if (slot > kInlineZeroing) return (void)std::memset(object, 0, slot);
+  zero_small_slot(object, slot);
 }
 // The fast free zeroes a slot above kInlineZeroing in two steps, so that its
 // last act is a jump to memset (and it saves no register for a call): the
@@ -132,11 +133,10 @@ static_assert(sizeof(FreeBlock) == 16);
 // free mostly hit an object's first fields, and a full check doubled the
 // cost of zeroing on free. (The exits check quarantined slots in full.)
 static_assert(cfg::kVerifiedOnReuse == 4 * sizeof(Chunk16));
-[[maybe_unused]] bool reused_slot_is_zero(const void* object, const Page* page) noexcept {
+[[maybe_unused]] bool reused_slot_is_zero(const void* object, std::size_t size) noexcept {
   // Straight-line loads of bytes 16-63, overlapping in slots smaller than 64
   // (no branch on the slot's size, which programs vary at random); 16-byte
   // slots hold only the link and the tag.
-  std::size_t size = page->block_size;
   if (STRATA_UNLIKELY(size < 2 * sizeof(Chunk16))) return true;
   const char* at = static_cast<const char*>(object);
   std::size_t last = size - sizeof(Chunk16);
@@ -154,7 +154,7 @@ static_assert(cfg::kVerifiedOnReuse == 4 * sizeof(Chunk16));
 
 __attribute__((always_inline)) inline void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
   if constexpr (cfg::kZeroOnFree) {
-    if (!reused_slot_is_zero(object, page)) report_misuse("write after free of", object);
+    if (!reused_slot_is_zero(object, page->block_size)) report_misuse("write after free of", object);
   }
   slot_words(object)[0] = 0;
   if constexpr (cfg::kCanaryBytes > 0) {
@@ -167,13 +167,19 @@ __attribute__((always_inline)) inline void* hand_out(void* object, const Page* p
 // A slot leaving the quarantine is still as free left it in the words its
 // free-list life overwrites (the link, the tag) and the ones malloc checks
 // at reuse: a write after free during the quarantine is seen here, before
-// the link hides a write to the first word.
-[[maybe_unused]] void check_leaving_quarantine(void* object, const Page* page) noexcept {
+// the link hides a write to the first word. `slot`: as tail_of's.
+[[maybe_unused]] void check_leaving_quarantine(void* object, const Page* page, std::size_t slot) noexcept {
   if constexpr (cfg::kZeroOnFree) {
     const auto* b = static_cast<const FreeBlock*>(object);
-    if (slot_words(object)[0] != 0 || b->tag != freed_tag(page) || !reused_slot_is_zero(object, page))
+    if (slot_words(object)[0] != 0 || b->tag != freed_tag(page) || !reused_slot_is_zero(object, slot))
       report_misuse("write after free of", object);
   }
+}
+// The slot size a thread other than the block's owner reads: the copy beside
+// the remote list, not the descriptor, whose line the owner's malloc writes
+// at every call (a consumer's free would take that line from the producer).
+[[maybe_unused]] std::size_t shared_slot_size(const Page* page) noexcept {
+  return page_shared(page).remote_block_size.load(std::memory_order_relaxed);
 }
 
 // Back to its block, from whichever thread: the owner's list (`second`: in
@@ -181,14 +187,57 @@ __attribute__((always_inline)) inline void* hand_out(void* object, const Page* p
 void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(object));
   Page* page = seg->page_of(object);
-  if constexpr (cfg::kQuarantineSlots > 0) check_leaving_quarantine(object, page);
   auto* b = static_cast<FreeBlock*>(object);
   if (STRATA_LIKELY(seg->header.owner == heap)) {
+    if constexpr (cfg::kQuarantineSlots > 0) check_leaving_quarantine(object, page, page->block_size);
     heap->push_local_placed(page, b, second);
   } else {
+    if constexpr (cfg::kQuarantineSlots > 0) check_leaving_quarantine(object, page, shared_slot_size(page));
     push_remote_free(page, b);
   }
 }
+
+// A drained batch's objects of other threads' blocks, chained per block
+// while the drain walks the batch, so that each block takes one
+// compare-and-swap a batch, not one an object (a consumer thread's batch
+// holds a few blocks' objects: the producer's current block of each class).
+// Direct-mapped by the descriptor's address; a block that meets another's
+// entry pushes the chain there first.
+class RemoteChains {
+ public:
+  void add(Page* page, FreeBlock* b) noexcept {
+    unsigned i = static_cast<unsigned>((reinterpret_cast<std::uintptr_t>(page) / sizeof(Page)) % kChains);
+    Chain& c = chains_[i];
+    if ((open_ & (1u << i)) && c.page == page) {
+      b->set_next(c.first);
+      c.first = b;
+      ++c.count;
+      return;
+    }
+    if (open_ & (1u << i)) push(c);
+    open_ |= 1u << i;
+    c = Chain{page, b, b, 1};
+  }
+  void push_all() noexcept {
+    for (unsigned open = open_; open != 0; open &= open - 1) push(chains_[__builtin_ctz(open)]);
+  }
+
+ private:
+  struct Chain {
+    Page* page;
+    FreeBlock* first;
+    FreeBlock* last;
+    std::uint32_t count;
+  };
+  static constexpr unsigned kChains = 8;
+  static void push(const Chain& c) noexcept {
+    std::uintptr_t pushed = push_remote(c.page, c.first, c.last, c.count);
+    if (STRATA_UNLIKELY(c.page->in_full().load(std::memory_order_seq_cst)))
+      remote_free_into_full(c.first, c.page, pushed);
+  }
+  unsigned open_ = 0;  // bit i: chains_[i] holds a chain (no batch of an owner's own objects pays more)
+  Chain chains_[kChains];
+};
 
 // The quarantine is a ring filled in order; the objects leave it a batch at
 // a time, the oldest kDrainBatch when the ring reaches them, so a free pays
@@ -211,13 +260,24 @@ __attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t
   constexpr std::size_t kMask = kDrainBatch - 1;
   std::uint64_t r = cfg::kRandomSlots ? heap->next_random() : 0;
   std::size_t i = r & kMask, stride = ((r >> 16) & kMask) | 1, flip = (r >> 32) & kMask;
+  RemoteChains remote;
   for (std::size_t k = 0; k < kDrainBatch; ++k, i = (i + stride) & kMask) {
     void*& entry = heap->quarantine[from + (i ^ flip)];
-    if (void* oldest = entry) {
-      entry = nullptr;
-      release_small(heap, oldest, false);
+    void* oldest = entry;
+    if (!oldest) continue;
+    entry = nullptr;
+    auto* seg = reinterpret_cast<SmallSegment*>(segment_of(oldest));
+    Page* page = seg->page_of(oldest);
+    auto* b = static_cast<FreeBlock*>(oldest);
+    if (STRATA_LIKELY(seg->header.owner == heap)) {
+      check_leaving_quarantine(oldest, page, page->block_size);
+      heap->push_local_placed(page, b, false);
+    } else {
+      check_leaving_quarantine(oldest, page, shared_slot_size(page));
+      remote.add(page, b);
     }
   }
+  remote.push_all();
 }
 
 // Files `object` in the ring; true when the ring has come round to a batch
@@ -266,7 +326,7 @@ constinit std::atomic<void*> g_shared_quarantine[kSharedRing] = {};
   if (!oldest) return;
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(oldest));  // the caller has no heap: always remote
   Page* page = seg->page_of(oldest);
-  check_leaving_quarantine(oldest, page);
+  check_leaving_quarantine(oldest, page, shared_slot_size(page));
   push_remote_free(page, static_cast<FreeBlock*>(oldest));
 }
 
@@ -301,18 +361,20 @@ bool owner_frees_live_slot(const Page* page, const void* p) noexcept {
   return page->is_slot_start(p) && static_cast<const char*>(p) < page->bump &&
          static_cast<const FreeBlock*>(p)->tag != freed_tag(page);
 }
-// The same for another thread's object, by what a freeing thread may read:
-// the block's end first (the tag of a slot start past the last slot would be
-// read from the guard page), then the default build's remote free checks
-// (the shared slot magic, 0 for a block not in use, and the tag).
-bool other_frees_live_slot(const Page* page, const void* p) noexcept {
+// The same for another thread's object, by what a freeing thread may read
+// (`slot`: shared_slot_size): the block's end first (the tag of a slot start
+// past the last slot would be read from the guard page), then the default
+// build's remote free checks (the shared slot magic, 0 for a block not in
+// use, and the tag).
+bool other_frees_live_slot(const Page* page, const void* p, std::size_t slot) noexcept {
   auto offset = reinterpret_cast<std::uintptr_t>(p) & (cfg::kPageSize - 1);
-  return offset + page->block_size <= kBlockObjectBytes && passes_free_checks(page, p);
+  return offset + slot <= kBlockObjectBytes && passes_free_checks(page, p);
 }
 }  // namespace
 
 void* hardened_live_object(Page* page, void* p, bool owner, Use use) noexcept {
-  if (STRATA_LIKELY(owner ? owner_frees_live_slot(page, p) : other_frees_live_slot(page, p))) return p;
+  if (STRATA_LIKELY(owner ? owner_frees_live_slot(page, p) : other_frees_live_slot(page, p, shared_slot_size(page))))
+    return p;
   return small_live_object(page, p, owner, use);
 }
 
@@ -331,10 +393,11 @@ PerThreadHeap* freeing_heap() noexcept {
   return heap ? heap : &g_no_heap;
 }
 
-// The tail word and the slack's first word (cfg::kCanaryBytes).
-__attribute__((always_inline)) inline void check_canary(void* object, const Page* page, const void* p) noexcept {
+// The tail word and the slack's first word (cfg::kCanaryBytes); `slot`: as
+// tail_of's.
+__attribute__((always_inline)) inline void check_canary(void* object, std::size_t slot, const void* p) noexcept {
   if constexpr (cfg::kCanaryBytes > 0) {
-    if (!slack_is_zero(object, page, recorded_size(object, page, p))) report_misuse("heap overflow past", p);
+    if (!slack_is_zero(object, slot, recorded_size(object, slot, p))) report_misuse("heap overflow past", p);
   }
 }
 
@@ -342,9 +405,11 @@ __attribute__((always_inline)) inline void check_canary(void* object, const Page
 __attribute__((noinline)) void free_small(SmallSegment* seg, void* p) noexcept {
   PerThreadHeap* heap = freeing_heap();
   Page* page = seg->page_of(p);
-  void* object = hardened_live_object(page, p, seg->header.owner == heap, Use::kFree);
-  check_canary(object, page, p);
-  if constexpr (cfg::kZeroOnFree) zero_slot(object, page);
+  bool owner = seg->header.owner == heap;
+  void* object = hardened_live_object(page, p, owner, Use::kFree);
+  std::size_t slot = owner ? page->block_size : shared_slot_size(page);
+  check_canary(object, slot, p);
+  if constexpr (cfg::kZeroOnFree) zero_slot(object, slot);
   static_cast<FreeBlock*>(object)->tag = freed_tag(page);
   if constexpr (cfg::kQuarantineSlots > 0) {
     quarantine(heap, object);
@@ -488,8 +553,9 @@ void zero_area_free(void* p, Use use) noexcept {
   if (__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit) report_freed(use, p);
 }
 
-// The owner's free of a live slot in the known segment, inline; everything
-// else in free_in_unknown_segment or free_small. A leaf but for its last act
+// The free of a live slot in a known segment, inline, by its owner or by
+// another thread that has a heap (a consumer's); everything else in
+// free_in_unknown_segment or free_small. A leaf but for its last act
 // (memset, or zero_then_drain every kDrainBatch frees): no register is saved.
 void hardened_free(void* p) noexcept {
   std::uintptr_t base = segment_base(p);
@@ -498,14 +564,20 @@ void hardened_free(void* p) noexcept {
   auto* seg = reinterpret_cast<SmallSegment*>(base);
   PerThreadHeap* heap = tl_heap;
   Page* page = seg->page_of(p);
-  // Only the owner reads the block's bump pointer and tags (a thread without
-  // a heap, &g_no_heap, owns nothing).
-  if (!cfg::kZeroOnFree || cfg::kQuarantineSlots == 0 || STRATA_UNLIKELY(seg->header.owner != heap) ||
-      STRATA_UNLIKELY(!owner_frees_live_slot(page, p)))
-    return free_small(seg, p);
-  check_canary(p, page, p);
+  if (!cfg::kZeroOnFree || cfg::kQuarantineSlots == 0) return free_small(seg, p);
+  // Only the owner reads the block's bump pointer, tags and descriptor;
+  // another thread what a remote free reads. A thread without a heap
+  // (&g_no_heap, which owns nothing) claims one in free_small.
+  std::size_t size;
+  if (STRATA_LIKELY(seg->header.owner == heap)) {
+    if (STRATA_UNLIKELY(!owner_frees_live_slot(page, p))) return free_small(seg, p);
+    size = page->block_size;
+  } else {
+    size = shared_slot_size(page);
+    if (STRATA_UNLIKELY(heap == &g_no_heap || !other_frees_live_slot(page, p, size))) return free_small(seg, p);
+  }
+  check_canary(p, size, p);
   auto* b = static_cast<FreeBlock*>(p);
-  std::size_t size = page->block_size;
   if (size <= kInlineZeroing) {
     zero_small_slot(p, size);
   } else {
@@ -537,7 +609,7 @@ bool checked_size_in_known_segment(void* p, std::size_t size) noexcept {
   Page* page = reinterpret_cast<SmallSegment*>(base)->page_of(p);
   if (!page->is_slot_start(p) || static_cast<const FreeBlock*>(p)->tag == freed_tag(page)) return false;
   std::size_t usable = page->block_size - cfg::kCanaryBytes;
-  if constexpr (cfg::kCanaryBytes > 0) usable = recorded_size(p, page, p);
+  if constexpr (cfg::kCanaryBytes > 0) usable = recorded_size(p, page->block_size, p);
   if (!small_size_fits(page, usable, size)) report_misuse("wrong size in sized free of", p);
   return true;
 }
@@ -570,7 +642,7 @@ void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept 
 }
 
 std::size_t hardened_usable_size(void* object, const Page* page, const void* p) noexcept {
-  return static_cast<std::size_t>(static_cast<char*>(object) + recorded_size(object, page, p) -
+  return static_cast<std::size_t>(static_cast<char*>(object) + recorded_size(object, page->block_size, p) -
                                   static_cast<const char*>(p));
 }
 

@@ -214,7 +214,7 @@ struct alignas(64) Page {
   // slot_magic, and its copy for freeing threads (PageShared::remote_magic).
   // Atomic stores: other threads read both.
   void set_slot_magic(std::uint32_t magic) noexcept;
-  // Copy slot_magic to the block's shared entry (a descriptor in a segment only).
+  // Copy slot_magic (and block_size) to the block's shared entry (a descriptor in a segment only).
   void share_slot_magic() const noexcept;
 
   // The block's memory, from the descriptor's place in the segment header.
@@ -294,6 +294,9 @@ struct SmallSegment {
     // the next block on it, and whether the block is on one (it goes on once).
     std::atomic<Page*> ready_next{nullptr};
     std::atomic<bool> ready_queued{false};
+    // The descriptor's block_size, copied with the slot magic: the hardened
+    // build's checks of another thread's free read it here (hardened.cpp).
+    std::atomic<std::uint16_t> remote_block_size{0};
   };
   PageShared shared[cfg::kPagesPerSegment];
 
@@ -327,6 +330,7 @@ inline SmallSegment::PageShared& page_shared(const Page* page) noexcept {
 inline std::atomic<bool>& Page::in_full() const noexcept { return page_shared(this).in_full; }
 inline std::atomic<std::uintptr_t>& Page::remote() const noexcept { return page_shared(this).remote; }
 inline void Page::share_slot_magic() const noexcept {
+  page_shared(this).remote_block_size.store(block_size, std::memory_order_relaxed);
   page_shared(this).remote_magic.store(slot_magic, std::memory_order_relaxed);
 }
 inline void Page::set_slot_magic(std::uint32_t magic) noexcept {

@@ -3,12 +3,16 @@
 // changes for correct programs (usable sizes, zeroed frees, delayed reuse).
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <csignal>
 #include <cstdlib>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -409,6 +413,38 @@ TEST(StrataHardened, AThreadThatOnlyFreesQuarantinesInARingOfItsOwn) {
   expect_not_reused(p, 96, 8);  // its exit moved the ring to the shared one
 }
 
+// A consumer's drain chains the objects of each block and pushes the chain
+// at once (hardened.cpp, RemoteChains): every object reaches its block's
+// remote list, counted and linked, also when more blocks meet in a batch
+// than the chains have places (12 classes, so 12 blocks, interleaved).
+TEST(StrataHardened, AConsumerReleasesEveryObjectToItsBlocksRemoteList) {
+  namespace md = strata::malloc_detail;
+  constexpr std::size_t kClasses = 12, kEach = 64;
+  std::vector<void*> produced;
+  for (std::size_t i = 0; i < kEach; ++i)
+    for (std::size_t c = 0; c < kClasses; ++c) produced.push_back(strata_malloc(16 + 48 * c));
+  std::set<md::Page*> pages;
+  for (void* o : produced) pages.insert(reinterpret_cast<md::SmallSegment*>(md::segment_of(o))->page_of(o));
+  std::size_t counted = 0, linked = 0;
+  std::set<void*> on_lists;
+  std::thread([&] {
+    std::vector<void*> own = allocate_each(cfg::kQuarantineSlots, 32);  // this thread's heap and filler
+    for (void* o : produced) strata_free(o);
+    for (void* o : own) strata_free(o);  // the produced objects all leave the ring
+    for (md::Page* page : pages) {
+      std::uintptr_t word = page->remote().load();
+      counted += md::remote_count(word);
+      for (md::FreeBlock* b = md::remote_head(word); b; b = b->next_block()) {
+        ++linked;
+        on_lists.insert(b);
+      }
+    }
+  }).join();
+  EXPECT_EQ(counted, produced.size());
+  EXPECT_EQ(linked, produced.size());
+  for (void* o : produced) EXPECT_EQ(on_lists.count(o), 1u) << o;
+}
+
 TEST(StrataHardened, AFreeByAThreadWithoutAHeapWaitsForMoreThanTheRingLessABatch) {
   // The shared ring's random order moves an object at most a batch (32)
   // earlier: after 224 later frees by threads without a heap it still waits.
@@ -513,6 +549,41 @@ TEST(StrataHardened, SlotsFreedByThreadsWithoutAHeapAreNotReusedInFreeOrder) {
   std::vector<std::size_t> order = reuse_order(a, 48);
   ASSERT_GT(order.size(), a.size() / 2);
   EXPECT_GT(steps_up(order), order.size() / 10);
+}
+
+// An emptied block that another class takes keeps its pages: free left its
+// slots zero but for their first two words, which are cleared instead of
+// the pages being discarded (and faulted in again at once). The new class's
+// objects pass malloc's check that a reused slot is zero.
+TEST(StrataHardened, AnEmptiedBlockTakesAnotherClassWithItsPagesResident) {
+  constexpr std::size_t kOld = 48, kNew = 1500, kOsPage = 4096;  // 64-byte slots, 1536-byte slots
+  std::vector<void*> old = allocate_each(4 * 1024, kOld);
+  auto block_of = [](void* o) { return reinterpret_cast<std::uintptr_t>(o) & ~(cfg::kPageSize - 1); };
+  std::map<std::uintptr_t, std::uintptr_t> last_old_page;  // block -> the last OS page its old objects reached
+  for (void* o : old) {
+    std::uintptr_t& last = last_old_page[block_of(o)];
+    last = std::max(last, reinterpret_cast<std::uintptr_t>(o) & ~(kOsPage - 1));
+  }
+  for (void* o : old) strata_free(o);
+  push_through_quarantine(16);  // the old objects leave the quarantine: their blocks empty
+  std::vector<void*> fresh;
+  bool probed = false;
+  for (int i = 0; i < 400 && !probed; ++i) {
+    fresh.push_back(strata_malloc(kNew));
+    std::uintptr_t block = block_of(fresh.back());
+    auto it = last_old_page.find(block);
+    // The block's first object of the new class (only its first page written
+    // yet), in a block whose old objects reached further.
+    if (it == last_old_page.end() || fresh.back() != reinterpret_cast<void*>(block) || it->second < block + kNew)
+      continue;
+    unsigned char resident = 0;
+    ASSERT_EQ(mincore(reinterpret_cast<void*>(it->second), kOsPage, &resident), 0);
+    EXPECT_EQ(resident & 1, 1) << "the old class's pages were discarded";
+    probed = true;
+  }
+  EXPECT_TRUE(probed) << "no emptied block of the old class was reused";
+  for (void* o : fresh) std::memset(o, 1, kNew);
+  for (void* o : fresh) strata_free(o);
 }
 
 TEST(StrataHardened, CorrectUseOfEveryKindWorks) {

@@ -19,6 +19,11 @@ static_assert(!std::is_copy_assignable_v<strata::reap>);
 static_assert(std::is_nothrow_move_constructible_v<strata::reap>);
 static_assert(std::is_nothrow_move_assignable_v<strata::reap>);
 static_assert(!std::is_copy_constructible_v<strata::reap_resource>);
+static_assert(!std::is_copy_constructible_v<strata::sized_reap>);
+static_assert(!std::is_copy_assignable_v<strata::sized_reap>);
+static_assert(std::is_nothrow_move_constructible_v<strata::sized_reap>);
+static_assert(std::is_nothrow_move_assignable_v<strata::sized_reap>);
+static_assert(sizeof(strata::reap) == sizeof(strata_reap*) && sizeof(strata::sized_reap) == sizeof(strata_reap*));
 
 TEST(ReapCpp, AllocatesAndFrees) {
   strata::reap r;
@@ -40,20 +45,29 @@ TEST(ReapCpp, AllocatesAndFrees) {
   EXPECT_EQ(r.stats().objects_live, 0u);
 }
 
-TEST(ReapCpp, MoveTransfersTheReap) {
-  strata::reap a;
+// Both kinds own their reap alike (one base, detail::reap_owner).
+template <class Reap>
+class ReapCppOwner : public ::testing::Test {};
+using ReapKinds = ::testing::Types<strata::reap, strata::sized_reap>;
+TYPED_TEST_SUITE(ReapCppOwner, ReapKinds);
+
+void free_object(strata::reap& r, void* p, std::size_t) { r.free(p); }
+void free_object(strata::sized_reap& r, void* p, std::size_t size) { r.free(p, size); }
+
+TYPED_TEST(ReapCppOwner, MoveTransfersTheReap) {
+  TypeParam a;
   void* p = a.malloc(10);
   strata_reap* handle = a.get();
-  strata::reap b(std::move(a));
+  TypeParam b(std::move(a));
   EXPECT_EQ(a.get(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state is specified
   EXPECT_EQ(b.get(), handle);
-  EXPECT_EQ(b.stats().objects_live, 1u);
-  strata::reap c;
+  EXPECT_NE(b.stats().bytes_live, 0u);
+  TypeParam c;
   c.malloc(1);
   c = std::move(b);  // c's old reap is destroyed
   EXPECT_EQ(c.get(), handle);
-  c.free(p);
-  EXPECT_EQ(c.stats().objects_live, 0u);
+  free_object(c, p, 10);
+  EXPECT_EQ(c.stats().bytes_live, 0u);
   c = std::move(c);  // self-move keeps the reap
   EXPECT_EQ(c.get(), handle);
 }

@@ -11,6 +11,7 @@
 #include "strata/layers/region/concepts.hpp"
 #include "strata/layers/region/nested_heap.hpp"
 #include "strata/layers/region/region_chunk_heap.hpp"
+#include "strata/layers/region/run_stream.hpp"
 #include "strata/layers/region/sized_reuse_heap.hpp"
 #include "strata/layers/region/sized_stream_heap.hpp"
 #include "strata/layers/region/tagged_stream_heap.hpp"

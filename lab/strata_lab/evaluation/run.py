@@ -189,15 +189,17 @@ class Evaluation:
             self.timed_round(rnd, [c for c, n in self.plan.cells.items() if n >= rnd], logs, progress, interrupt)
 
     def run_memory(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
+        """The memory runs, side by side like the deterministic steps: they measure bytes at the profiler's
+        events, never time, so a neighbour on the other core moves no figure."""
+        jobs = []
         for rnd in range(1, self.config.memory_runs + 1):
             cells = list(self.plan.memory_cells)
             random.Random(self.config.seed * 104729 + rnd).shuffle(cells)
-            for cell in cells:
-                if self._step(f"memory {rnd}/{self.config.memory_runs}: {cell.label()}",
-                              lambda: cell_runs.memory(cell, self.registry, self.config.seed, rnd,
-                                                       self.profile_path(cell), self.config.timeout_s * 4),
-                              logs["memory"], ("memory", cell), progress, interrupt) is None:
-                    return
+            jobs += [(f"memory {rnd}/{self.config.memory_runs}: {cell.label()}",
+                      functools.partial(cell_runs.memory, cell, self.registry, self.config.seed, rnd,
+                                        self.profile_path(cell), self.config.timeout_s * 4),
+                      logs["memory"], ("memory", cell)) for cell in cells]
+        side_by_side(jobs, progress, interrupt, side_by_side_jobs())
 
     def run_bench(self, logs: dict, progress: Progress, interrupt: Interrupt) -> None:
         for step in self.steps:

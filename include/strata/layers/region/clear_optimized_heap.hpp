@@ -47,8 +47,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "strata/layers/region/detail/instrument.hpp"
 #include "strata/layers/region/concepts.hpp"
+#include "strata/layers/region/detail/masked_lists.hpp"
 #include "strata/layers/region/tagged_stream_heap.hpp"
 
 namespace strata::layers {
@@ -97,16 +97,8 @@ class ClearOptimizedHeap : public Super {
     // A heap nothing was allocated from since the last clear has nothing to
     // forget (a clear reaches a whole tree of reaps, mostly empty ones).
     if (waiting_ == 0 && Super::untouched()) return;
-    // Only the lists the masks name hold anything: a round without frees
-    // clears nothing here.
-    for (std::size_t word = 0; word < kSmallLists / 64; ++word) {
-      for (std::uint64_t bits = small_mask_[word]; bits != 0; bits &= bits - 1)
-        small_[word * 64 + static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
-      small_mask_[word] = 0;
-    }
-    for (std::uint64_t bits = large_mask_; bits != 0; bits &= bits - 1)
-      large_[static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
-    large_mask_ = 0;
+    small_.clear();  // a round without frees clears nothing here
+    large_.clear();
     waiting_ = freed_bytes_ = 0;
     Super::openInline(kInlineClosedFreed);
     Super::clear();
@@ -129,22 +121,6 @@ class ClearOptimizedHeap : public Super {
     FreeObject* next;
   };
 
-  template <bool kInstrumented>
-  static void push(FreeObject*& list, FreeObject* object) noexcept {
-    if constexpr (kInstrumented) instrument::expose(object, sizeof(FreeObject));
-    object->next = list;
-    if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
-    list = object;
-  }
-  template <bool kInstrumented>
-  static FreeObject* pop(FreeObject*& list) noexcept {
-    FreeObject* object = list;
-    if constexpr (kInstrumented) instrument::expose(object, sizeof(FreeObject));
-    list = object->next;
-    if constexpr (kInstrumented) instrument::hide(object, sizeof(FreeObject));
-    return object;
-  }
-
   // A waiting object first. An exact fit: the common case of a program that
   // frees and allocates the same sizes, in a handful of instructions and no
   // frame.
@@ -152,7 +128,7 @@ class ClearOptimizedHeap : public Super {
   void* reuse(std::size_t size) noexcept {
     const std::size_t slot = tagged_slot_of(size);
     const std::size_t granules = slot / kTagGranule;
-    if (slot - 1 < kMaxTaggedSlot && small_[granules] != nullptr) return takeExact<kInstrumented>(granules);
+    if (slot - 1 < kMaxTaggedSlot && !small_.empty(granules)) return takeExact<kInstrumented>(granules);
     return reuseOrBump<kInstrumented>(size);
   }
 
@@ -212,9 +188,7 @@ class ClearOptimizedHeap : public Super {
   [[gnu::noinline]] void freeLarge(void* ptr) noexcept {
     const LargeHeader* h = large_header_of(ptr);
     if (h->slot_bytes == 0) return Super::free(ptr);  // its own mapping goes back
-    const std::size_t list = std::bit_width(h->slot_bytes) - 1;
-    push<kInstrumented>(large_[list], static_cast<FreeObject*>(ptr));
-    large_mask_ |= std::uint64_t{1} << list;
+    large_.template push<kInstrumented>(std::bit_width(h->slot_bytes) - 1, static_cast<FreeObject*>(ptr));
     freed_bytes_ += h->slot_bytes - kLargeHeaderBytes - 1;
     noteWaiting();
   }
@@ -222,8 +196,7 @@ class ClearOptimizedHeap : public Super {
   // A slot of `granules` joins its list of waiting objects.
   template <bool kInstrumented>
   void addWaitingSmall(FreeObject* object, std::size_t granules) noexcept {
-    push<kInstrumented>(small_[granules], object);
-    small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
+    small_.template push<kInstrumented>(granules, object);
     freed_bytes_ += granules * kTagGranule - 1;
   }
 
@@ -250,15 +223,8 @@ class ClearOptimizedHeap : public Super {
   // cut in two"), and cut, its rest would wait for a request as small.
   template <bool kInstrumented>
   void* takeSmall(std::size_t granules) noexcept {
-    const std::size_t least = 2 * granules;
-    if (least >= kSmallLists) return nullptr;
-    std::size_t word = least / 64;
-    std::uint64_t bits = small_mask_[word] & (~std::uint64_t{0} << (least % 64));
-    while (bits == 0) {
-      if (++word == kSmallLists / 64) return nullptr;
-      bits = small_mask_[word];
-    }
-    const std::size_t found = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+    const std::size_t found = small_.firstFrom(2 * granules);
+    if (found == small_.kNone) return nullptr;
     return lendRest<kInstrumented>(popSlot<kInstrumented>(found), found, granules);
   }
 
@@ -266,8 +232,7 @@ class ClearOptimizedHeap : public Super {
   // opens the inline window if nothing waits any more.
   template <bool kInstrumented>
   FreeObject* popSlot(std::size_t granules) noexcept {
-    FreeObject* object = pop<kInstrumented>(small_[granules]);
-    if (small_[granules] == nullptr) small_mask_[granules / 64] &= ~(std::uint64_t{1} << (granules % 64));
+    FreeObject* object = small_.template pop<kInstrumented>(granules);
     freed_bytes_ -= granules * kTagGranule - 1;
     --waiting_;
     return object;
@@ -289,27 +254,21 @@ class ClearOptimizedHeap : public Super {
   template <bool kInstrumented>
   void* takeLarge(std::size_t slot_bytes) noexcept {
     std::size_t list = std::bit_width(slot_bytes) - 1;  // the list slot_bytes itself belongs to:
-    FreeObject* head = large_[list];                     // its first slot may fit
+    FreeObject* head = large_.front(list);              // its first slot may fit
     if (head == nullptr || large_header_of(head)->slot_bytes < slot_bytes) {
-      const std::size_t first = list + 1;  // every slot of these lists fits
-      if (first >= kLargeLists) return nullptr;
-      const std::uint64_t bits = large_mask_ & (~std::uint64_t{0} << first);
-      if (bits == 0) return nullptr;
-      list = static_cast<std::size_t>(std::countr_zero(bits));
+      list = large_.firstFrom(list + 1);  // every slot of these lists fits
+      if (list == large_.kNone) return nullptr;
     }
-    FreeObject* object = pop<kInstrumented>(large_[list]);
-    if (large_[list] == nullptr) large_mask_ &= ~(std::uint64_t{1} << list);
+    FreeObject* object = large_.template pop<kInstrumented>(list);
     freed_bytes_ -= large_header_of(object)->slot_bytes - kLargeHeaderBytes - 1;
     if (--waiting_ == 0) Super::openInline(kInlineClosedFreed);
     return object;
   }
 
-  FreeObject* small_[kSmallLists] = {};
-  FreeObject* large_[kLargeLists] = {};
-  std::uint64_t small_mask_[kSmallLists / 64] = {};
-  std::uint64_t large_mask_ = 0;
   std::size_t waiting_ = 0;  // freed objects (and split rests) on the lists
   std::size_t freed_bytes_ = 0;
+  detail::MaskedLists<FreeObject, kSmallLists> small_;
+  detail::MaskedLists<FreeObject, kLargeLists> large_;
 };
 
 }  // namespace strata::layers

@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "strata/layers/region/detail/instrument.hpp"
+#include "strata/layers/region/detail/masked_lists.hpp"
 #include "strata/layers/region/sized_stream_heap.hpp"
 #include "strata/layers/region/tagged_stream_heap.hpp"  // kInlineClosedFreed
 
@@ -66,14 +67,8 @@ class SizedReuseHeap : public Super {
 
   void clear() noexcept {
     if (waiting_ == 0 && Super::untouched()) return;
-    for (std::size_t word = 0; word < kSmallWords; ++word) {
-      for (std::uint64_t bits = small_mask_[word]; bits != 0; bits &= bits - 1)
-        small_[word * 64 + static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
-      small_mask_[word] = 0;
-    }
-    for (std::uint64_t bits = large_mask_; bits != 0; bits &= bits - 1)
-      large_[static_cast<std::size_t>(std::countr_zero(bits))] = nullptr;
-    large_mask_ = 0;
+    small_.clear();
+    large_.clear();
     waiting_ = freed_bytes_ = 0;
     Super::openInline(kInlineClosedFreed);
     Super::clear();
@@ -84,42 +79,18 @@ class SizedReuseHeap : public Super {
   std::size_t waitingObjects() const noexcept { return waiting_; }
 
  private:
-  static constexpr std::size_t kSmallWords = (kSmallSlots + 1 + 63) / 64;
   struct FreeSlot {
     FreeSlot* next;
     std::size_t bytes;  // large lists only (their slots are at least 2 KiB)
   };
 
   template <bool kInstrumented>
-  static void push(FreeSlot*& list, FreeSlot* slot, std::size_t bytes) noexcept {
-    const std::size_t link = bytes > kMaxSmallSlot ? sizeof(FreeSlot) : sizeof(FreeSlot*);
-    if constexpr (kInstrumented) instrument::expose(slot, link);
-    slot->next = list;
-    if (bytes > kMaxSmallSlot) slot->bytes = bytes;
-    if constexpr (kInstrumented) instrument::hide(slot, link);
-    list = slot;
-  }
-  template <bool kInstrumented>
-  static FreeSlot* pop(FreeSlot*& list, std::size_t* bytes = nullptr) noexcept {
-    FreeSlot* slot = list;
-    const std::size_t link = bytes != nullptr ? sizeof(FreeSlot) : sizeof(FreeSlot*);
-    if constexpr (kInstrumented) instrument::expose(slot, link);
-    list = slot->next;
-    if (bytes != nullptr) *bytes = slot->bytes;
-    if constexpr (kInstrumented) instrument::hide(slot, link);
-    return slot;
-  }
-
-  template <bool kInstrumented>
   void addWaiting(FreeSlot* slot, std::size_t bytes) noexcept {
     if (bytes <= kMaxSmallSlot) {
-      const std::size_t granules = bytes / kSizedGranule;
-      push<kInstrumented>(small_[granules], slot, bytes);
-      small_mask_[granules / 64] |= std::uint64_t{1} << (granules % 64);
+      small_.template push<kInstrumented>(bytes / kSizedGranule, slot);
     } else {
-      const std::size_t list = static_cast<std::size_t>(std::bit_width(bytes)) - 1;
-      push<kInstrumented>(large_[list], slot, bytes);
-      large_mask_ |= std::uint64_t{1} << list;
+      setSlotBytes<kInstrumented>(slot, bytes);
+      large_.template push<kInstrumented>(static_cast<std::size_t>(std::bit_width(bytes)) - 1, slot);
     }
     freed_bytes_ += bytes;
   }
@@ -130,7 +101,7 @@ class SizedReuseHeap : public Super {
     // The size, not its slot, is bounded first: a size near SIZE_MAX has no slot.
     if (size <= kMaxSmallSlot) {
       const std::size_t granules = sized_slot_taken(size) / kSizedGranule;
-      if (small_[granules] != nullptr) {
+      if (!small_.empty(granules)) {
         void* object = popSmall<kInstrumented>(granules);
         if (waiting_ == 0) Super::openInline(kInlineClosedFreed);  // back to pure bumping
         return object;
@@ -163,8 +134,7 @@ class SizedReuseHeap : public Super {
 
   template <bool kInstrumented>
   void* popSmall(std::size_t granules) noexcept {
-    FreeSlot* slot = pop<kInstrumented>(small_[granules]);
-    if (small_[granules] == nullptr) small_mask_[granules / 64] &= ~(std::uint64_t{1} << (granules % 64));
+    FreeSlot* slot = small_.template pop<kInstrumented>(granules);
     freed_bytes_ -= granules * kSizedGranule;
     --waiting_;
     return slot;
@@ -177,12 +147,8 @@ class SizedReuseHeap : public Super {
     std::size_t found_bytes = 0;
     char* found = nullptr;
     if (2 * slot <= kMaxSmallSlot) {
-      const std::size_t least = 2 * slot / kSizedGranule;
-      std::size_t word = least / 64;
-      std::uint64_t bits = small_mask_[word] & (~std::uint64_t{0} << (least % 64));
-      while (bits == 0 && ++word < kSmallWords) bits = small_mask_[word];
-      if (bits != 0) {
-        const std::size_t granules = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+      const std::size_t granules = small_.firstFrom(2 * slot / kSizedGranule);
+      if (granules != small_.kNone) {
         found = static_cast<char*>(popSmall<kInstrumented>(granules));
         found_bytes = granules * kSizedGranule;
       }
@@ -193,13 +159,12 @@ class SizedReuseHeap : public Super {
       if (slot < kSizedGranule) __builtin_unreachable();
       std::size_t list = static_cast<std::size_t>(std::bit_width(slot)) - 1;
       // Its own list's first slot may fit; every slot of the lists above does.
-      if (large_[list] == nullptr || slotBytes<kInstrumented>(large_[list]) < slot) {
-        const std::uint64_t bits = list + 1 < kLargeLists ? large_mask_ & (~std::uint64_t{0} << (list + 1)) : 0;
-        if (bits == 0) return nullptr;
-        list = static_cast<std::size_t>(std::countr_zero(bits));
+      if (large_.empty(list) || slotBytes<kInstrumented>(large_.front(list)) < slot) {
+        list = large_.firstFrom(list + 1);
+        if (list == large_.kNone) return nullptr;
       }
-      found = reinterpret_cast<char*>(pop<kInstrumented>(large_[list], &found_bytes));
-      if (large_[list] == nullptr) large_mask_ &= ~(std::uint64_t{1} << list);
+      found_bytes = slotBytes<kInstrumented>(large_.front(list));
+      found = reinterpret_cast<char*>(large_.template pop<kInstrumented>(list));
       freed_bytes_ -= found_bytes;
       --waiting_;
     }
@@ -217,13 +182,17 @@ class SizedReuseHeap : public Super {
     if constexpr (kInstrumented) instrument::hide(slot, sizeof(FreeSlot));
     return bytes;
   }
+  template <bool kInstrumented>
+  static void setSlotBytes(FreeSlot* slot, std::size_t bytes) noexcept {
+    if constexpr (kInstrumented) instrument::expose(slot, sizeof(FreeSlot));
+    slot->bytes = bytes;
+    if constexpr (kInstrumented) instrument::hide(slot, sizeof(FreeSlot));
+  }
 
-  FreeSlot* small_[kSmallSlots + 1] = {};
-  FreeSlot* large_[kLargeLists] = {};
-  std::uint64_t small_mask_[kSmallWords] = {};
-  std::uint64_t large_mask_ = 0;
   std::size_t waiting_ = 0;
   std::size_t freed_bytes_ = 0;
+  detail::MaskedLists<FreeSlot, kSmallSlots + 1> small_;  // by granules
+  detail::MaskedLists<FreeSlot, kLargeLists> large_;
 };
 
 }  // namespace strata::layers

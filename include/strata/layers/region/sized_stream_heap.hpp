@@ -2,11 +2,12 @@
 // per-object metadata: the caller gives the size back at free.
 //
 // Template parameters:
-//   Super   a RegionChunkHeap (nextRun(bytes), clear(), releaseAll()) over a
-//           ChunkSource (map/unmap for objects too big for the stream).
-//   Cursor  where the bump pointer lives: a struct with members
-//           `uintptr_t bump, limit` and `uint32_t flags` (strata reaps use
+//   Super   a RunSource: a RegionChunkHeap over a ChunkSource.
+//   Cursor  where the bump pointer lives (run_stream.hpp; strata reaps use
 //           the sized window of their public head, strata_reap_head::sized).
+//
+// The cursor, its inline window, rounds (clear) and own mappings are
+// RunStream's (run_stream.hpp).
 //
 // The tagged stream (tagged_stream_heap.hpp) spends a byte per object so that
 // free(p) finds the size; a caller who passes the size at free (C23
@@ -38,6 +39,7 @@
 #include "strata/layers/region/concepts.hpp"
 #include "strata/layers/region/detail/instrument.hpp"
 #include "strata/layers/region/region_chunk_heap.hpp"
+#include "strata/layers/region/run_stream.hpp"
 #include "strata/reap.h"
 
 namespace strata::layers {
@@ -74,24 +76,14 @@ struct SizedMappedHeader {
 };
 
 template <RunSource Super, class Cursor>
-class SizedStreamHeap : public Super {
-  static constexpr std::size_t kHeaderLead = align_up(sizeof(SizedMappedHeader), 16);
+class SizedStreamHeap : public RunStream<Super, Cursor, SizedMappedHeader> {
+  using Base = RunStream<Super, Cursor, SizedMappedHeader>;
+  using Base::cursor_;
+  using Base::refreshWindow;
+  using Base::run_begin_;
+  using Base::run_end_;
 
  public:
-  SizedStreamHeap() = default;
-  SizedStreamHeap(const SizedStreamHeap&) = delete;
-  SizedStreamHeap& operator=(const SizedStreamHeap&) = delete;
-  ~SizedStreamHeap() { unmapAll(); }
-
-  // Keep the bump pointer in *cursor from now on (an inline fast path reads it there).
-  void useCursor(Cursor* cursor) noexcept {
-    cursor->bump = cursor_->bump;
-    cursor->flags = cursor_->flags;
-    cursor_ = cursor;
-    refreshWindow();
-  }
-  const Cursor& cursor() const noexcept { return *cursor_; }
-
   // The out-of-line bump: any size, aligned to kSizedGranule. nullptr +
   // ENOMEM when out of memory.
   void* malloc(std::size_t size) noexcept {
@@ -139,28 +131,13 @@ class SizedStreamHeap : public Super {
   }
 
   void clear() noexcept {
-    // A round that stayed in one run starts that run again.
-    if (mapped_objects_ == 0 && cursor_->bump != 0 && Super::clearInPlace()) return rewindStream();
-    unmapAll();
-    resetStream();
-    Super::clear();
+    left_bytes_ = gap_bytes_ = 0;
+    Base::clear();
   }
 
   void releaseAll() noexcept {
-    unmapAll();
-    resetStream();
-    Super::releaseAll();
-  }
-
-  bool untouched() const noexcept { return cursor_->bump == 0 && mapped_objects_ == 0; }
-
-  void closeInline(std::uint32_t reason) noexcept {
-    cursor_->flags |= reason;
-    refreshWindow();
-  }
-  void openInline(std::uint32_t reason) noexcept {
-    cursor_->flags &= ~reason;
-    refreshWindow();
+    left_bytes_ = gap_bytes_ = 0;
+    Base::releaseAll();
   }
 
   // malloc(size) would bump within the current run (no new run needed).
@@ -171,25 +148,10 @@ class SizedStreamHeap : public Super {
   // Bytes handed out since clear() (slots, freed or not; mapped objects).
   std::size_t streamBytes() const noexcept {
     const std::size_t current = cursor_->bump != 0 ? cursor_->bump - run_begin_ : 0;
-    return left_bytes_ + current - gap_bytes_ + mapped_bytes_;
+    return left_bytes_ + current - gap_bytes_ + Base::mappedBytes();
   }
 
  private:
-  void refreshWindow() noexcept { cursor_->limit = cursor_->flags != 0 ? cursor_->bump : run_end_; }
-
-  void rewindStream() noexcept {
-    cursor_->bump = run_begin_;
-    left_bytes_ = gap_bytes_ = 0;
-    refreshWindow();
-  }
-
-  void resetStream() noexcept {
-    cursor_->bump = 0;
-    run_begin_ = run_end_ = 0;
-    left_bytes_ = gap_bytes_ = 0;
-    refreshWindow();
-  }
-
   // A slot aligned to `alignment`, in this run or the next.
   void* place(std::size_t slot, std::size_t alignment) noexcept {
     std::uintptr_t start = align_up(cursor_->bump, alignment);
@@ -197,8 +159,7 @@ class SizedStreamHeap : public Super {
       ChunkRun run = Super::nextRun(slot + alignment);
       if (run.begin == nullptr) return nullptr;  // ENOMEM set
       if (cursor_->bump != 0) left_bytes_ += cursor_->bump - run_begin_;
-      cursor_->bump = run_begin_ = reinterpret_cast<std::uintptr_t>(run.begin);
-      run_end_ = reinterpret_cast<std::uintptr_t>(run.end);
+      Base::enterRun(run);
       start = align_up(cursor_->bump, alignment);
     }
     gap_bytes_ += start - cursor_->bump;
@@ -207,53 +168,20 @@ class SizedStreamHeap : public Super {
     return reinterpret_cast<void*>(start);
   }
 
+  // A mapping of its own, counted by its slot.
   void* mapObject(std::size_t size, std::size_t alignment) noexcept {
-    if (size > SIZE_MAX / 4 || alignment > SIZE_MAX / 4) {
-      errno = ENOMEM;
-      return nullptr;
-    }
-    const std::size_t lead = std::max(alignment, kHeaderLead);
-    const std::size_t bytes = round_to_pages(size + lead + (alignment > platform::page_size() ? alignment : 0));
-    void* base = Super::map(bytes);
-    if (base == nullptr) return nullptr;
-    auto* object = reinterpret_cast<char*>(align_up(reinterpret_cast<std::uintptr_t>(base) + kHeaderLead, alignment));
-    SizedMappedHeader* h = header_of(object);
-    instrument::expose(h, sizeof(SizedMappedHeader));
-    h->map_base = base;
-    h->map_bytes = bytes;
-    h->slot_bytes = sized_slot_of(size);  // size is bounded above: no wrap
-    mapped_.push_front(h);
-    ++mapped_objects_;
-    mapped_bytes_ += h->slot_bytes;
-    return object;
+    return Base::mapObject(size, alignment, [size](SizedMappedHeader* h, const void*) {
+      return h->slot_bytes = sized_slot_of(size);  // mapObject bounds the size: no wrap
+    });
   }
 
   void unmapObject(void* object) noexcept {
-    SizedMappedHeader* h = header_of(object);
-    --mapped_objects_;
-    mapped_bytes_ -= h->slot_bytes;
-    mapped_.remove(h);
-    Super::unmap(h->map_base, h->map_bytes);
+    SizedMappedHeader* h = Base::mappedHeader(object);
+    Base::unmapObject(h, h->slot_bytes);
   }
 
-  static SizedMappedHeader* header_of(void* object) noexcept {
-    return reinterpret_cast<SizedMappedHeader*>(static_cast<char*>(object) - sizeof(SizedMappedHeader));
-  }
-
-  void unmapAll() noexcept {
-    mapped_.drain([this](SizedMappedHeader* h) { Super::unmap(h->map_base, h->map_bytes); });
-    mapped_objects_ = mapped_bytes_ = 0;
-  }
-
-  Cursor own_cursor_{};
-  Cursor* cursor_ = &own_cursor_;
-  std::uintptr_t run_begin_ = 0;
-  std::uintptr_t run_end_ = 0;
   std::size_t left_bytes_ = 0;  // bumped through in runs the stream left
   std::size_t gap_bytes_ = 0;   // alignment gaps (bumped, never handed out)
-  IntrusiveDList<SizedMappedHeader, &SizedMappedHeader::link, ListEnds::kHeadOnly> mapped_;
-  std::size_t mapped_objects_ = 0;
-  std::size_t mapped_bytes_ = 0;
 };
 
 }  // namespace strata::layers

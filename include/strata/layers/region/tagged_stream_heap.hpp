@@ -2,12 +2,9 @@
 // size in a one-byte boundary tag.
 //
 // Template parameters:
-//   Super          a RegionChunkHeap (nextRun(bytes), clear(), releaseAll())
-//                  over a ChunkSource (map/unmap for objects too big for the stream).
-//   Cursor         where the bump pointer lives: a struct with members
-//                  `uintptr_t bump, limit` and `uint32_t flags` (BumpCursor by
-//                  default; strata reaps use their public strata_reap_head, so
-//                  that code compiled against strata/reap.h bumps inline).
+//   Super          a RunSource: a RegionChunkHeap over a ChunkSource.
+//   Cursor         where the bump pointer lives (run_stream.hpp): BumpCursor
+//                  by default; strata reaps use their public strata_reap_head.
 //   MaxStreamSlot  objects up to this size are bumped from the stream; bigger
 //                  ones (and alignments above 4 KiB) get a mapping of their own.
 //
@@ -31,13 +28,11 @@
 // object), which is how getSize tells them apart. Objects above MaxStreamSlot
 // have their own mapping (header included), unmapped by free.
 //
-// The inline window: the cursor's [bump, limit) is what an inline fast path
-// (strata_reap_malloc) may hand out without calling the layer: limit is the
-// run's end (the inline path itself keeps slots within kMaxTaggedSlot, so
-// that their tags fit in a byte; a window bounded to one slot called the
-// layer that often), and equal to bump while any
-// flag is set (closeInline: checked mode, freed objects
-// waiting). malloc() here is the out-of-line bump, with the same layout.
+// The cursor, its inline window, rounds (clear) and own mappings are
+// RunStream's (run_stream.hpp). The inline path (strata_reap_malloc) keeps
+// slots within kMaxTaggedSlot itself, so that their tags fit in a byte: the
+// window spans the whole run (a window bounded to one slot called the layer
+// that often). malloc() here is the out-of-line bump, with the same layout.
 //
 // growLast() lets realloc grow the object bumped last in place, as an obstack
 // grows its top object.
@@ -62,6 +57,7 @@
 #include "strata/layers/region/concepts.hpp"
 #include "strata/layers/region/detail/instrument.hpp"
 #include "strata/layers/region/region_chunk_heap.hpp"
+#include "strata/layers/region/run_stream.hpp"
 #include "strata/reap.h"
 
 namespace strata::layers {
@@ -120,7 +116,7 @@ struct LargeHeader {
   std::size_t slot_bytes;  // in the stream: header + object + spare byte; 0: a mapping of its own
   void* map_base;          // own mapping only
   std::size_t map_bytes;
-  DListLink<LargeHeader> mapped_link;  // own mappings are listed, so that clear() finds them
+  DListLink<LargeHeader> link;  // own mappings are listed, so that clear() finds them
   std::size_t reserved;
   unsigned char pad[15];
   unsigned char zero_tag;  // the byte before the object: 0 says "large"
@@ -132,24 +128,15 @@ inline LargeHeader* large_header_of(const void* object) noexcept {
 }
 
 template <RunSource Super, class Cursor = BumpCursor, std::size_t MaxStreamSlot = 64 * 1024>
-class TaggedStreamHeap : public Super {
+class TaggedStreamHeap : public RunStream<Super, Cursor, LargeHeader> {
   static_assert(MaxStreamSlot > kMaxTaggedSlot + kLargeHeaderBytes, "TaggedStreamHeap: MaxStreamSlot too small");
+  using Base = RunStream<Super, Cursor, LargeHeader>;
+  using Base::cursor_;
+  using Base::refreshWindow;
+  using Base::run_begin_;
+  using Base::run_end_;
 
  public:
-  TaggedStreamHeap() = default;
-  TaggedStreamHeap(const TaggedStreamHeap&) = delete;
-  TaggedStreamHeap& operator=(const TaggedStreamHeap&) = delete;
-  ~TaggedStreamHeap() { unmapAll(); }
-
-  // Keep the bump pointer in *cursor from now on (an inline fast path reads it there).
-  void useCursor(Cursor* cursor) noexcept {
-    cursor->bump = cursor_->bump;
-    cursor->flags = cursor_->flags;
-    cursor_ = cursor;
-    refreshWindow();
-  }
-  const Cursor& cursor() const noexcept { return *cursor_; }
-
   // The out-of-line bump: any size. nullptr + ENOMEM when out of memory.
   // kInstrumented: as for tag_of (false only where neither ASan nor Valgrind watches).
   template <bool kInstrumented = true>
@@ -179,7 +166,7 @@ class TaggedStreamHeap : public Super {
   void free(void* ptr) noexcept {
     if (tag_of(ptr) != 0) return;
     LargeHeader* h = large_header_of(ptr);
-    if (h->slot_bytes == 0) unmapObject(h, ptr);
+    if (h->slot_bytes == 0) Base::unmapObject(h, getSize(ptr));  // its own mapping goes back
   }
 
   // Grow (or keep) the stream's last object in place to hold `size` bytes, as
@@ -230,31 +217,18 @@ class TaggedStreamHeap : public Super {
   }
 
   void clear() noexcept {
-    // A round that stayed in one run starts that run again (the run is its
-    // chunk's whole payload): the next allocation bumps at once.
-    if (mapped_objects_ == 0 && !lent_ && cursor_->bump != 0 && Super::clearInPlace()) return rewindStream();
-    unmapAll();
-    resetStream();
-    Super::clear();
+    // A loan is no run of the stream's own: a round with one open never
+    // starts over in place.
+    if (Base::rewindRound(!lent_)) return restartWalk(run_begin_);
+    forgetLoan();
+    restartWalk(0);
+    Base::resetRound();
   }
 
   void releaseAll() noexcept {
-    unmapAll();
-    resetStream();
-    Super::releaseAll();
-  }
-
-  // Nothing allocated since the last clear (or ever): clear() would change nothing.
-  bool untouched() const noexcept { return cursor_->bump == 0 && mapped_objects_ == 0; }
-
-  // The inline window: closed while any reason holds.
-  void closeInline(std::uint32_t reason) noexcept {
-    cursor_->flags |= reason;
-    refreshWindow();
-  }
-  void openInline(std::uint32_t reason) noexcept {
-    cursor_->flags &= ~reason;
-    refreshWindow();
+    forgetLoan();
+    restartWalk(0);
+    Base::releaseAll();
   }
 
   // A loan: the stream bumps through [begin, begin + bytes) — the rest of a
@@ -314,8 +288,8 @@ class TaggedStreamHeap : public Super {
 
   // Objects (and their usable bytes) handed out since clear(), freed or not;
   // call catchUp() first.
-  std::size_t streamObjects() const noexcept { return slots_ - fillers_ + mapped_objects_; }
-  std::size_t streamBytes() const noexcept { return slot_bytes_ - filler_bytes_ + mapped_bytes_; }
+  std::size_t streamObjects() const noexcept { return slots_ - fillers_ + Base::mappedObjects(); }
+  std::size_t streamBytes() const noexcept { return slot_bytes_ - filler_bytes_ + Base::mappedBytes(); }
 
  private:
   static std::size_t usableOfSlot(std::size_t slot) noexcept {
@@ -363,30 +337,17 @@ class TaggedStreamHeap : public Super {
   // taken back or grown only within it.
   std::uintptr_t stretchBegin() const noexcept { return lent_ ? loan_begin_ : run_begin_; }
 
-  void refreshWindow() noexcept {
-    const std::uintptr_t bump = cursor_->bump;
-    cursor_->limit = cursor_->flags != 0 ? bump : run_end_;  // the run ends above any open bump
-  }
-
-  // The stream bumps its current run again from the start; the statistics
-  // start over.
-  void rewindStream() noexcept {
-    cursor_->bump = walked_ = run_begin_;
-    pending_count_ = 0;
-    slots_ = slot_bytes_ = fillers_ = filler_bytes_ = 0;
-    refreshWindow();
-  }
-
-  void resetStream() noexcept {
+  void forgetLoan() noexcept {
     lent_ = false;
     loan_begin_ = 0;
-    run_begin_ = 0;
-    cursor_->bump = 0;
-    run_end_ = 0;
-    walked_ = 0;
+  }
+
+  // A new round, the stream bumping from `start` (0: no run yet): the
+  // statistics start over.
+  void restartWalk(std::uintptr_t start) noexcept {
+    walked_ = start;
     pending_count_ = 0;
     slots_ = slot_bytes_ = fillers_ = filler_bytes_ = 0;
-    refreshWindow();
   }
 
   // A slot of `slot` bytes whose object (`lead` bytes into it) is aligned to
@@ -397,8 +358,8 @@ class TaggedStreamHeap : public Super {
       ChunkRun run = Super::nextRun(slot + alignment);
       if (run.begin == nullptr) return nullptr;  // ENOMEM set
       leaveRun();
-      cursor_->bump = walked_ = run_begin_ = reinterpret_cast<std::uintptr_t>(run.begin);
-      run_end_ = reinterpret_cast<std::uintptr_t>(run.end);
+      Base::enterRun(run);
+      walked_ = run_begin_;
       start = slotStart(lead, alignment);
     }
     fill(cursor_->bump, start);
@@ -425,66 +386,30 @@ class TaggedStreamHeap : public Super {
   }
 
   void* mallocLarge(std::size_t size, std::size_t alignment) noexcept {
-    if (size > SIZE_MAX / 4 || alignment > SIZE_MAX / 4) {
-      errno = ENOMEM;
-      return nullptr;
+    // The size is bounded before its slot is taken: near SIZE_MAX it wraps.
+    if (size < MaxStreamSlot && alignment <= kMaxStreamAlignment) {
+      const std::size_t slot = align_up(kLargeHeaderBytes + size + 1, kTagGranule);
+      if (slot <= MaxStreamSlot) {
+        char* object = static_cast<char*>(place(kLargeHeaderBytes, slot, alignment));
+        if (object == nullptr) return nullptr;
+        LargeHeader* h = large_header_of(object);
+        instrument::expose(h, sizeof(LargeHeader));
+        h->slot_bytes = slot;
+        h->zero_tag = 0;
+        return object;
+      }
     }
-    const std::size_t slot = align_up(kLargeHeaderBytes + size + 1, kTagGranule);
-    if (slot <= MaxStreamSlot && alignment <= kMaxStreamAlignment) {
-      char* object = static_cast<char*>(place(kLargeHeaderBytes, slot, alignment));
-      if (object == nullptr) return nullptr;
-      LargeHeader* h = large_header_of(object);
-      instrument::expose(h, sizeof(LargeHeader));
-      h->slot_bytes = slot;
+    return Base::mapObject(size, alignment, [this](LargeHeader* h, const void* object) {
+      h->slot_bytes = 0;  // a mapping of its own
       h->zero_tag = 0;
-      return object;
-    }
-    return mapObject(size, alignment);
+      return getSize(object);
+    });
   }
 
-  // A mapping of its own: the header right below the (aligned) object.
-  void* mapObject(std::size_t size, std::size_t alignment) noexcept {
-    const std::size_t lead = std::max(alignment, kLargeHeaderBytes);
-    const std::size_t bytes = round_to_pages(size + lead + (alignment > platform::page_size() ? alignment : 0));
-    void* base = Super::map(bytes);
-    if (base == nullptr) return nullptr;
-    const std::uintptr_t b = reinterpret_cast<std::uintptr_t>(base);
-    auto* object = reinterpret_cast<char*>(align_up(b + kLargeHeaderBytes, alignment));
-    LargeHeader* h = large_header_of(object);
-    instrument::expose(h, sizeof(LargeHeader));
-    h->slot_bytes = 0;
-    h->map_base = base;
-    h->map_bytes = bytes;
-    h->zero_tag = 0;
-    mapped_.push_front(h);
-    ++mapped_objects_;
-    mapped_bytes_ += getSize(object);
-    return object;
-  }
-
-  void unmapObject(LargeHeader* h, void* object) noexcept {
-    --mapped_objects_;
-    mapped_bytes_ -= getSize(object);
-    mapped_.remove(h);
-    Super::unmap(h->map_base, h->map_bytes);
-  }
-
-  void unmapAll() noexcept {
-    mapped_.drain([this](LargeHeader* h) { Super::unmap(h->map_base, h->map_bytes); });
-    mapped_objects_ = mapped_bytes_ = 0;
-  }
-
-  Cursor own_cursor_{};
-  Cursor* cursor_ = &own_cursor_;
-  std::uintptr_t run_end_ = 0;  // end of the run the stream bumps through
-  std::uintptr_t run_begin_ = 0;  // start of the stream's own run
   bool lent_ = false;              // bumping through a loan (lendRun); the own run waits:
   std::uintptr_t loan_bump_ = 0;   //   where the own run stopped
   std::uintptr_t loan_run_end_ = 0;
   std::uintptr_t loan_begin_ = 0;  // while lent: where the loan starts (0 otherwise)
-  IntrusiveDList<LargeHeader, &LargeHeader::mapped_link, ListEnds::kHeadOnly> mapped_;
-  std::size_t mapped_objects_ = 0;
-  std::size_t mapped_bytes_ = 0;
   // Statistics of the stream, walked up to walked_ in the current run, and
   // earlier runs' stretches not walked yet (mutable: catchUp is a read).
   struct Stretch {
