@@ -65,12 +65,11 @@ inline constexpr bool kHugePagesForLarge = true;
 // populate_clean): the kernel gives the whole extent at the first touch
 // anyway, and later callocs of clean memory there need no system call.
 inline constexpr std::size_t kHugePageSize = 2 * 1024 * 1024;
-// Only once the large arenas together hold this many regions (32 MiB): a
-// huge page is faulted in whole at its first touch, which a program with a
-// few MiB of large objects, touched sparsely, pays in RSS (git's
-// pack-objects: 40 MiB with huge pages from an arena's third region on,
-// 35 without, glibc 32; docs/benchmarks-malloc.md, "git's memory"). With
-// every region advised, threadchurn peaked at 41 MiB instead of 29.
+// Only once the large arenas together hold this many regions: a huge page
+// is faulted in whole at its first touch, which a program with a few MiB of
+// large objects, touched sparsely, pays in RSS (git's pack-objects, and
+// threadchurn with every region advised; docs/benchmarks-malloc.md, "git's
+// memory").
 inline constexpr std::size_t kHugePagesFromRegion = 8;
 // A thread frees another arena's large chunk without its lock, onto the
 // arena's deferred list, while that list holds less than this.

@@ -352,8 +352,8 @@ Page* PerThreadHeap::fresh_page(std::size_t cls) noexcept {
     // The hardened build's freed slots are zero but for their first two
     // words (link, freed tag), which fall anywhere inside another class's
     // slots: clear those. (Not a discard: the pages would fault in again at
-    // once, for a zeroing by the kernel; bench/malloc's prodcons, whose
-    // blocks change class all the time, spent a third of its time there.)
+    // once, for a zeroing by the kernel; a producer-consumer program's blocks
+    // change class all the time.)
     char* end = page->start() + std::size_t{page->touched_pages} * cfg::kOsPageSize;
     for (char* slot = page->start(); slot < end; slot += page->block_size) std::memset(slot, 0, sizeof(FreeBlock));
   }
