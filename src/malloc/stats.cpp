@@ -58,8 +58,15 @@ void print_small(Report& r, const SmallTotals& totals) noexcept {
     const ClassTotals& c = totals.classes[cls];
     if (!c.blocks) continue;
     small_live += c.live;
-    r.str("  ").num(cls, 5).num(kClassSize[cls], 8).num(c.blocks, 8).num(c.full, 8).num(c.os_pages, 10).num(c.live, 14)
-        .num(c.remote, 14).put('\n');
+    r.str("  ")
+        .num(cls, 5)
+        .num(kClassSize[cls], 8)
+        .num(c.blocks, 8)
+        .num(c.full, 8)
+        .num(c.os_pages, 10)
+        .num(c.live, 14)
+        .num(c.remote, 14)
+        .put('\n');
   }
   r.str("  small: live ").bytes(small_live).str(", thread heaps ").num(totals.heaps).str(" (").num(totals.abandoned)
       .str(" abandoned), retained empty blocks ").num(totals.retained).str(" (").num(abandoned_kept_blocks())
