@@ -300,6 +300,13 @@ inline constexpr std::size_t kLargeGuardMin = 64 * 1024;
 // entry), guard markers over it 11x (its pages faulted in again at reuse).
 inline constexpr std::size_t kLargeQuarantineSlots = kGuardPages ? 8 : 0;
 inline constexpr std::size_t kLargeQuarantineBytes = 16 * 1024 * 1024;
+// Quarantined chunks stay resident and out of reuse, so each byte there is a
+// byte of peak RSS above the default build's: an arena quarantines at most
+// 1/kLargeQuarantineShare of its live bytes, or kLargeQuarantineFloor when
+// that is more (a program with a modest heap still has its last frees held
+// back; git gc carried 16 MiB of them against a few MiB live).
+inline constexpr std::size_t kLargeQuarantineShare = 8;
+inline constexpr std::size_t kLargeQuarantineFloor = 4 * 1024 * 1024;
 inline constexpr std::size_t kLargeFreedProtectBytes = 64 * 1024;
 
 static_assert(kPageSize % kOsPageSize == 0);
@@ -307,6 +314,7 @@ static_assert(kSegmentSize % kHugePageSize == 0 && kSegmentSize / kHugePageSize 
 static_assert(kSegmentRangeBytes % kSegmentSize == 0 && kSegmentRangeMinBytes % kSegmentSize == 0);
 static_assert(kSegmentRangeMinBytes <= kSegmentRangeBytes);
 static_assert(kLargeFreedProtectBytes % kOsPageSize == 0);
+static_assert(kLargeQuarantineFloor <= kLargeQuarantineBytes);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);
 static_assert(kLargeDirtyKept < kLargeDirtyLimit);
