@@ -246,6 +246,31 @@ TEST_F(StrataHardenedDeathTest, SizedFreeWithTheWrongSize) {
   strata::malloc_detail::deallocate_sized(large, 50000, 0);
 }
 
+// The same where free's inline path takes the sized free (a segment the
+// thread's frees know, by the owner and by another thread with a heap): the
+// size is checked against the one the tail records, with free's own checks.
+TEST_F(StrataHardenedDeathTest, SizedFreeInAKnownSegment) {
+  strata_free(strata_malloc(100));  // the segment is known now
+  auto* small = static_cast<char*>(strata_malloc(100));
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 300, 0), line("wrong size in sized free of", small));
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 20, 0), line("wrong size in sized free of", small));
+  small[100] = 1;  // an overflow is still named one
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 100, 0), line("heap overflow past", small));
+  small[100] = 0;
+  strata::malloc_detail::deallocate_sized(small, 100, 0);
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 100, 0), line("double free of", small));
+  // Another thread with a heap and the segment known: both checks there too.
+  auto* remote = static_cast<char*>(strata_malloc(40));
+  void* first = strata_malloc(40);
+  void* second = strata_malloc(40);
+  std::thread([remote, first, second] {
+    strata_free(first);  // the thread's heap and the segment known: the inline path from here on
+    strata_free(second);
+    EXPECT_DEATH(strata::malloc_detail::deallocate_sized(remote, 100, 0), line("wrong size in sized free of", remote));
+    strata::malloc_detail::deallocate_sized(remote, 40, 0);
+  }).join();
+}
+
 // C++'s aligned sized delete of large and huge objects: the size as for
 // small ones, and the alignment must be the object's.
 TEST_F(StrataHardenedDeathTest, AlignedSizedFreeOfBigObjects) {
