@@ -270,21 +270,35 @@ __attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t
     Page* page = seg->page_of(oldest);
     auto* b = static_cast<FreeBlock*>(oldest);
     if (STRATA_LIKELY(seg->header.owner == heap)) {
+      heap->quarantine_bytes -= page->block_size;
       check_leaving_quarantine(oldest, page, page->block_size);
       heap->push_local_placed(page, b, false);
     } else {
-      check_leaving_quarantine(oldest, page, shared_slot_size(page));
+      std::size_t slot = shared_slot_size(page);
+      heap->quarantine_bytes -= static_cast<std::uint32_t>(slot);
+      check_leaving_quarantine(oldest, page, slot);
       remote.add(page, b);
     }
   }
   remote.push_all();
 }
 
-// Files `object` in the ring; true when the ring has come round to a batch
-// to drain (at heap->quarantine_next).
-bool file_in_quarantine(PerThreadHeap* heap, void* object) noexcept {
+// The ring has come round to the batch at heap->quarantine_next: it leaves,
+// and while the ring holds more than cfg::kQuarantineBytes, the next oldest
+// batches too, all but the newest.
+void drain_due(PerThreadHeap* heap) noexcept {
+  std::size_t from = heap->quarantine_next;
+  drain_quarantine(heap, from);
+  for (std::size_t k = 1; k + 1 < kRing / kDrainBatch && heap->quarantine_bytes > cfg::kQuarantineBytes; ++k)
+    drain_quarantine(heap, (from + k * kDrainBatch) % kRing);
+}
+
+// Files `object` (a slot of `slot` bytes) in the ring; true when the ring
+// has come round to a batch to drain (at heap->quarantine_next).
+bool file_in_quarantine(PerThreadHeap* heap, void* object, std::size_t slot) noexcept {
   std::size_t next = heap->quarantine_next;
   heap->quarantine[next] = object;  // drained before the ring came here
+  heap->quarantine_bytes += static_cast<std::uint32_t>(slot);
   next = (next + 1) % kRing;
   heap->quarantine_next = static_cast<std::uint32_t>(next);
   return next % kDrainBatch == 0;
@@ -330,9 +344,9 @@ constinit std::atomic<void*> g_shared_quarantine[kSharedRing] = {};
   push_remote_free(page, static_cast<FreeBlock*>(oldest));
 }
 
-[[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
+[[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object, std::size_t slot) noexcept {
   if (heap == &g_no_heap) return quarantine_shared(object);
-  if (file_in_quarantine(heap, object)) drain_quarantine(heap, heap->quarantine_next);
+  if (file_in_quarantine(heap, object, slot)) drain_due(heap);
 }
 
 // Objects still quarantined when their thread or the process ends were never
@@ -412,7 +426,7 @@ __attribute__((noinline)) void free_small(SmallSegment* seg, void* p) noexcept {
   if constexpr (cfg::kZeroOnFree) zero_slot(object, slot);
   static_cast<FreeBlock*>(object)->tag = freed_tag(page);
   if constexpr (cfg::kQuarantineSlots > 0) {
-    quarantine(heap, object);
+    quarantine(heap, object, slot);
   } else {
     release_small(heap, object, cfg::kRandomSlots && heap->random_bit());
   }
@@ -489,7 +503,7 @@ __attribute__((noinline)) void free_in_unknown_segment(void* p) noexcept {
 // The fast free's last steps when the ring has come round to a batch.
 __attribute__((noinline)) void zero_then_drain(PerThreadHeap* heap, void* object, std::size_t size) noexcept {
   if (size > kInlineZeroing) zero_past_tag(object, size);
-  drain_quarantine(heap, heap->quarantine_next);
+  drain_due(heap);
 }
 }  // namespace
 
@@ -622,7 +636,7 @@ __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] s
     b->next = nullptr;
   }
   b->tag = freed_tag(page);
-  if (file_in_quarantine(heap, p)) return zero_then_drain(heap, p, size);
+  if (file_in_quarantine(heap, p, size)) return zero_then_drain(heap, p, size);
   if (size > kInlineZeroing) zero_past_tag(p, size);
 }
 }  // namespace
@@ -709,6 +723,7 @@ void quarantine_flush(PerThreadHeap* heap) noexcept {
     if (slot) quarantine_shared(slot);
     slot = nullptr;
   }
+  heap->quarantine_bytes = 0;
 }
 
 // The process's end: the exiting thread's quarantine (other threads may still
