@@ -585,7 +585,7 @@ bool small_size_fits(std::size_t slot, std::size_t usable, std::size_t size) noe
 }
 
 // A sized free the fast free could not take: the full size check, then free.
-__attribute__((noinline)) void check_size_then_free(void* p, std::size_t request) noexcept {
+[[maybe_unused]] __attribute__((noinline)) void check_size_then_free(void* p, std::size_t request) noexcept {
   hardened_check_size(p, request, 0);
   hardened_free(p);
 }
