@@ -19,7 +19,7 @@ namespace strata::malloc_detail {
 namespace {
 
 struct ClassTotals {
-  std::size_t blocks = 0, os_pages = 0, live = 0;
+  std::size_t blocks = 0, full = 0, os_pages = 0, live = 0, remote = 0;
 };
 
 struct SmallTotals {
@@ -33,6 +33,11 @@ void add_page(ClassTotals& totals, const Page* page) noexcept {
   totals.blocks += 1;
   totals.os_pages += reached > page->touched_pages ? reached : page->touched_pages;
   totals.live += std::size_t{page->used()} * page->block_size;
+  // Objects other threads freed that the owner has not collected yet (counted
+  // in used() too): what remote frees hold back from reuse.
+  std::uintptr_t remote = page->remote().load(std::memory_order_relaxed);
+  if (remote != kReclaimedBlock) totals.remote += std::size_t{remote_count(remote)} * page->block_size;
+  totals.full += page->full();
 }
 
 void add_heap(SmallTotals& totals, const PerThreadHeap* heap) noexcept {
@@ -47,13 +52,21 @@ void add_heap(SmallTotals& totals, const PerThreadHeap* heap) noexcept {
 
 // The per-class table, then the small objects' summary line.
 void print_small(Report& r, const SmallTotals& totals) noexcept {
-  r.str("  class    size  blocks  os-pages    live-bytes\n");
+  r.str("  class    size  blocks    full  os-pages    live-bytes  remote-bytes\n");
   std::size_t small_live = 0;
   for (std::size_t cls = 0; cls < kClassCount; ++cls) {
     const ClassTotals& c = totals.classes[cls];
     if (!c.blocks) continue;
     small_live += c.live;
-    r.str("  ").num(cls, 5).num(kClassSize[cls], 8).num(c.blocks, 8).num(c.os_pages, 10).num(c.live, 14).put('\n');
+    r.str("  ")
+        .num(cls, 5)
+        .num(kClassSize[cls], 8)
+        .num(c.blocks, 8)
+        .num(c.full, 8)
+        .num(c.os_pages, 10)
+        .num(c.live, 14)
+        .num(c.remote, 14)
+        .put('\n');
   }
   r.str("  small: live ").bytes(small_live).str(", thread heaps ").num(totals.heaps).str(" (").num(totals.abandoned)
       .str(" abandoned), retained empty blocks ").num(totals.retained).str(" (").num(abandoned_kept_blocks())

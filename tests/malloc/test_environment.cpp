@@ -17,9 +17,11 @@ TEST(StrataEnvironment, ShowStatsPrintsPerClassTableAtExit) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("probe: done"), std::string::npos);
   EXPECT_NE(r.err.find("strata: statistics"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("class    size  blocks  os-pages    live-bytes"), std::string::npos) << r.err;
-  // the one live 48-byte object is in the table: class 2, size 48, 1 block, 48 live bytes
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\n +2 +48 +1 +1 +48\n)"))) << r.err;
+  EXPECT_NE(r.err.find("class    size  blocks    full  os-pages    live-bytes  remote-bytes"), std::string::npos)
+      << r.err;
+  // the one live 48-byte object is in the table: class 2, size 48, 1 block
+  // (not full), 1 OS page, 48 live bytes, nothing freed by other threads
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\n +2 +48 +1 +0 +1 +48 +0\n)"))) << r.err;
   EXPECT_NE(r.err.find("peak RSS"), std::string::npos);
   EXPECT_NE(r.err.find("pages discarded"), std::string::npos);
 }

@@ -31,6 +31,7 @@ class Program:
     quick_argv: tuple = ()      # under --quick (default: argv)
     workload: str = ""          # else: this workload of the registry, in `mode`
     mode: str = "naive"
+    scale: int = 0              # the workload's scale (default: its default scale / WORKLOAD_SCALE_DIVISOR)
 
 
 SQLITE = "sed 's/{{{{rows}}}}/{rows}/g' {{programs}}/sqlite_rows.sql | /usr/bin/sqlite3 :memory:"
@@ -53,6 +54,8 @@ PROGRAMS = {
                             workload="py-json-loads"),
     "cc1": Program("gcc's cc1 -O2 on workloads/gcc's generated C file (obstacks and GC pages)",
                    workload="gcc", mode="custom"),
+    "clang": Program("clang-14 -O1 on workloads/clang's generated C++ file (BumpPtrAllocator for the AST, malloc "
+                     "for the rest)", workload="clang", mode="custom", scale=10),
     "redis": Program("redis-server (Debian's) driven by redis-benchmark over a Unix socket: 13 of its tests, "
                      "40 000 requests each, 256-byte values (redis_job.sh)",
                      ("/bin/sh", "{programs}/redis_job.sh", "40000"), ("/bin/sh", "{programs}/redis_job.sh", "2000")),
@@ -60,7 +63,7 @@ PROGRAMS = {
                    ("/bin/sh", "{programs}/git_gc.sh", "{source}")),
 }
 # The default set: the real-program suite (issue 34), jobs of other authors where there are some.
-DEFAULT_PROGRAMS = ["sqlite3", "lua", "perl", "python3-raytrace", "python3-json", "cc1", "redis", "git"]
+DEFAULT_PROGRAMS = ["sqlite3", "lua", "perl", "python3-raytrace", "python3-json", "cc1", "clang", "redis", "git"]
 # Workloads of the registry run at a tenth of their default scale (about 1 s
 # with glibc), their test scale under --quick.
 WORKLOAD_SCALE_DIVISOR = 10
@@ -71,7 +74,8 @@ def program_command(name: str, scratch: str, source: str, quick: bool) -> tuple:
     spec = PROGRAMS[name]
     if spec.workload:
         workload = workloads.lookup(spec.workload)
-        scale = workload.test["scale"] if quick else max(1, workload.default_scale // WORKLOAD_SCALE_DIVISOR)
+        full_scale = spec.scale or max(1, workload.default_scale // WORKLOAD_SCALE_DIVISOR)
+        scale = workload.test["scale"] if quick else full_scale
         invocation = workload.invocation(spec.mode, scale, workload.test["seed"])
         return list(invocation.argv), dict(invocation.env)
     argv = spec.quick_argv if quick and spec.quick_argv else spec.argv
