@@ -184,7 +184,7 @@ __attribute__((always_inline)) inline void* hand_out(void* object, const Page* p
 
 // Back to its block, from whichever thread: the owner's list (`second`: in
 // its second place, PerThreadHeap::push_local_placed) or the remote one.
-void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
+[[maybe_unused]] void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(object));
   Page* page = seg->page_of(object);
   auto* b = static_cast<FreeBlock*>(object);
