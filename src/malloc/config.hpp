@@ -258,9 +258,8 @@ inline constexpr std::size_t kQuarantineSlots = hardening_has(policy::quarantine
 // ...and hold at most about this many bytes of slots: beyond it, the drain
 // releases the next oldest batches too (never the newest). Each quarantined
 // slot is one malloc must take elsewhere, and with slots of a few KiB that
-// spread a program's objects over twice the blocks (git gc: 14 MiB more
-// pages touched for 2 MiB more live; docs/libstrata.md, "The quarantine's
-// bytes").
+// spread a program's objects over about twice the blocks (git gc;
+// docs/libstrata.md, "The quarantine's bytes").
 inline constexpr std::size_t kQuarantineBytes = 128 * 1024;
 // free_sized, sized operator delete: the size must be one the object could
 // have been allocated with.
@@ -311,7 +310,7 @@ inline constexpr std::size_t kLargeQuarantineBytes = 16 * 1024 * 1024;
 // byte of peak RSS above the default build's: an arena quarantines at most
 // 1/kLargeQuarantineShare of its live bytes, or kLargeQuarantineFloor when
 // that is more (a program with a modest heap still has its last frees held
-// back; git gc carried 16 MiB of them against a few MiB live).
+// back; git gc carried kLargeQuarantineBytes of them against far fewer live).
 inline constexpr std::size_t kLargeQuarantineShare = 8;
 inline constexpr std::size_t kLargeQuarantineFloor = 4 * 1024 * 1024;
 inline constexpr std::size_t kLargeFreedProtectBytes = 64 * 1024;
