@@ -84,23 +84,25 @@ void* allocate_zeroed(std::size_t count, std::size_t size) noexcept {
   return p;
 }
 
-std::size_t usable_size(const void* p) noexcept {
+std::size_t usable_size(const void* p) noexcept { return checked_usable_size(p, Use::kUsableSize); }
+
+std::size_t checked_usable_size(const void* p, Use use) noexcept {
   if (!p) return 0;
   if (cfg::kNoAccessZero && in_zero_area(p)) {
-    zero_area_free(const_cast<void*>(p), Use::kUsableSize);  // checks it
+    zero_area_free(const_cast<void*>(p), use == Use::kFree ? Use::kUsableSize : use);  // checks it
     return 0;
   }
-  check_gate(p, Use::kUsableSize);
+  check_gate(p, use);
   SegmentHeader* seg = segment_of(p);
   switch (seg->kind) {
     case SegmentKind::kSmall:
-      return small_usable_size(reinterpret_cast<SmallSegment*>(seg), p, Use::kUsableSize);
+      return small_usable_size(reinterpret_cast<SmallSegment*>(seg), p, use);
     case SegmentKind::kLarge:
-      return large_checked_usable_size(p, Use::kUsableSize);
+      return large_checked_usable_size(p, use);
     case SegmentKind::kHuge:
       break;
   }
-  huge_check_live(p, Use::kUsableSize);
+  huge_check_live(p, use);
   return huge_usable_size(p);
 }
 

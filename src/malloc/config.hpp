@@ -255,6 +255,12 @@ inline constexpr std::size_t kVerifiedOnReuse = 64;
 // before their slots can be reused; they leave it oldest first, 32 at a time
 // (hardened.cpp, drain_quarantine), so each waits 224 to 256 later frees.
 inline constexpr std::size_t kQuarantineSlots = hardening_has(policy::quarantine) ? 256 : 0;
+// ...and hold at most about this many bytes of slots: beyond it, the drain
+// releases the next oldest batches too (never the newest). Each quarantined
+// slot is one malloc must take elsewhere, and with slots of a few KiB that
+// spread a program's objects over about twice the blocks (git gc;
+// docs/libstrata.md, "The quarantine's bytes").
+inline constexpr std::size_t kQuarantineBytes = 128 * 1024;
 // free_sized, sized operator delete: the size must be one the object could
 // have been allocated with.
 inline constexpr bool kCheckSizes = hardening_has(policy::check_sizes);
@@ -300,6 +306,13 @@ inline constexpr std::size_t kLargeGuardMin = 64 * 1024;
 // entry), guard markers over it 11x (its pages faulted in again at reuse).
 inline constexpr std::size_t kLargeQuarantineSlots = kGuardPages ? 8 : 0;
 inline constexpr std::size_t kLargeQuarantineBytes = 16 * 1024 * 1024;
+// Quarantined chunks stay resident and out of reuse, so each byte there is a
+// byte of peak RSS above the default build's: an arena quarantines at most
+// 1/kLargeQuarantineShare of its live bytes, or kLargeQuarantineFloor when
+// that is more (a program with a modest heap still has its last frees held
+// back; git gc carried kLargeQuarantineBytes of them against far fewer live).
+inline constexpr std::size_t kLargeQuarantineShare = 8;
+inline constexpr std::size_t kLargeQuarantineFloor = 4 * 1024 * 1024;
 inline constexpr std::size_t kLargeFreedProtectBytes = 64 * 1024;
 
 static_assert(kPageSize % kOsPageSize == 0);
@@ -307,6 +320,7 @@ static_assert(kSegmentSize % kHugePageSize == 0 && kSegmentSize / kHugePageSize 
 static_assert(kSegmentRangeBytes % kSegmentSize == 0 && kSegmentRangeMinBytes % kSegmentSize == 0);
 static_assert(kSegmentRangeMinBytes <= kSegmentRangeBytes);
 static_assert(kLargeFreedProtectBytes % kOsPageSize == 0);
+static_assert(kLargeQuarantineFloor <= kLargeQuarantineBytes);
 static_assert(kRetainedEmptyPages <= kRetainedEmptyMax);
 static_assert(kLargeSpareRegions <= kLargeSpareRegionsMax);
 static_assert(kLargeDirtyKept < kLargeDirtyLimit);

@@ -192,7 +192,10 @@ inline __attribute__((always_inline)) void deallocate_inline(void* p) noexcept {
 
 // free_sized, free_aligned_sized, sized operator delete.
 inline __attribute__((always_inline)) void deallocate_sized_inline(void* p, std::size_t size, std::size_t align) noexcept {
-  if constexpr (cfg::kCheckSizes) hardened_check_size(p, size, align);
+  if constexpr (cfg::kCheckSizes) {
+    if (align <= cfg::kMinAlign) return hardened_free_sized(p, size);
+    hardened_check_size(p, size, align);
+  }
   (void)size;
   (void)align;
   deallocate_inline(p);

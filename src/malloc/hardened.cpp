@@ -184,7 +184,7 @@ __attribute__((always_inline)) inline void* hand_out(void* object, const Page* p
 
 // Back to its block, from whichever thread: the owner's list (`second`: in
 // its second place, PerThreadHeap::push_local_placed) or the remote one.
-void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
+[[maybe_unused]] void release_small(PerThreadHeap* heap, void* object, bool second) noexcept {
   auto* seg = reinterpret_cast<SmallSegment*>(segment_of(object));
   Page* page = seg->page_of(object);
   auto* b = static_cast<FreeBlock*>(object);
@@ -270,21 +270,41 @@ __attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t
     Page* page = seg->page_of(oldest);
     auto* b = static_cast<FreeBlock*>(oldest);
     if (STRATA_LIKELY(seg->header.owner == heap)) {
+      heap->quarantine_bytes -= page->block_size;
       check_leaving_quarantine(oldest, page, page->block_size);
       heap->push_local_placed(page, b, false);
     } else {
-      check_leaving_quarantine(oldest, page, shared_slot_size(page));
+      std::size_t slot = shared_slot_size(page);
+      heap->quarantine_bytes -= static_cast<std::uint32_t>(slot);
+      check_leaving_quarantine(oldest, page, slot);
       remote.add(page, b);
     }
   }
   remote.push_all();
 }
 
-// Files `object` in the ring; true when the ring has come round to a batch
-// to drain (at heap->quarantine_next).
-bool file_in_quarantine(PerThreadHeap* heap, void* object) noexcept {
+// The ring has come round to the batch at heap->quarantine_next: it leaves,
+// and while the ring holds more than cfg::kQuarantineBytes, the next oldest
+// batches too, all but the newest.
+void drain_due(PerThreadHeap* heap) noexcept {
+  std::size_t from = heap->quarantine_next;
+  drain_quarantine(heap, from);
+  for (std::size_t k = 1; k + 1 < kRing / kDrainBatch && heap->quarantine_bytes > cfg::kQuarantineBytes; ++k)
+    drain_quarantine(heap, (from + k * kDrainBatch) % kRing);
+}
+
+// Files `object` (a slot of `slot` bytes) in the ring; true when the ring
+// has come round to a batch to drain (at heap->quarantine_next).
+bool file_in_quarantine(PerThreadHeap* heap, void* object, std::size_t slot) noexcept {
   std::size_t next = heap->quarantine_next;
   heap->quarantine[next] = object;  // drained before the ring came here
+  // One add to memory: as a load, add and store GCC took a register more,
+  // which the fast free then saved and restored.
+#if defined(__x86_64__)
+  asm("addl %1, %0" : "+m"(heap->quarantine_bytes) : "r"(static_cast<std::uint32_t>(slot)));
+#else
+  heap->quarantine_bytes += static_cast<std::uint32_t>(slot);
+#endif
   next = (next + 1) % kRing;
   heap->quarantine_next = static_cast<std::uint32_t>(next);
   return next % kDrainBatch == 0;
@@ -330,9 +350,9 @@ constinit std::atomic<void*> g_shared_quarantine[kSharedRing] = {};
   push_remote_free(page, static_cast<FreeBlock*>(oldest));
 }
 
-[[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object) noexcept {
+[[maybe_unused]] void quarantine(PerThreadHeap* heap, void* object, std::size_t slot) noexcept {
   if (heap == &g_no_heap) return quarantine_shared(object);
-  if (file_in_quarantine(heap, object)) drain_quarantine(heap, heap->quarantine_next);
+  if (file_in_quarantine(heap, object, slot)) drain_due(heap);
 }
 
 // Objects still quarantined when their thread or the process ends were never
@@ -412,7 +432,7 @@ __attribute__((noinline)) void free_small(SmallSegment* seg, void* p) noexcept {
   if constexpr (cfg::kZeroOnFree) zero_slot(object, slot);
   static_cast<FreeBlock*>(object)->tag = freed_tag(page);
   if constexpr (cfg::kQuarantineSlots > 0) {
-    quarantine(heap, object);
+    quarantine(heap, object, slot);
   } else {
     release_small(heap, object, cfg::kRandomSlots && heap->random_bit());
   }
@@ -489,7 +509,7 @@ __attribute__((noinline)) void free_in_unknown_segment(void* p) noexcept {
 // The fast free's last steps when the ring has come round to a batch.
 __attribute__((noinline)) void zero_then_drain(PerThreadHeap* heap, void* object, std::size_t size) noexcept {
   if (size > kInlineZeroing) zero_past_tag(object, size);
-  drain_quarantine(heap, heap->quarantine_next);
+  drain_due(heap);
 }
 }  // namespace
 
@@ -553,30 +573,68 @@ void zero_area_free(void* p, Use use) noexcept {
   if (__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit) report_freed(use, p);
 }
 
+namespace {
+// Could a small object of `usable` bytes in a slot of `slot` bytes have been
+// allocated with `size`? realloc may keep an object in place down to half
+// its size; and every size whose class is this one (malloc(1) in a 16-byte
+// class).
+bool small_size_fits(std::size_t slot, std::size_t usable, std::size_t size) noexcept {
+  if (size > usable) return false;
+  if (size >= usable / 2) return true;
+  return size <= cfg::kSmallMax - cfg::kCanaryBytes && kClassSize[class_of(size + cfg::kCanaryBytes)] == slot;
+}
+
+// A sized free the fast free could not take: the full size check, then free.
+[[maybe_unused]] __attribute__((noinline)) void check_size_then_free(void* p, std::size_t request) noexcept {
+  hardened_check_size(p, request, 0);
+  hardened_free(p);
+}
+
 // The free of a live slot in a known segment, inline, by its owner or by
 // another thread that has a heap (a consumer's); everything else in
 // free_in_unknown_segment or free_small. A leaf but for its last act
 // (memset, or zero_then_drain every kDrainBatch frees): no register is saved.
-void hardened_free(void* p) noexcept {
+// kSized (free_sized, sized operator delete, cfg::kCheckSizes): `request`
+// checked against the size the tail word records, which the canary's check
+// decodes anyway; the other cases take the full size check first.
+template <bool kSized>
+__attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] std::size_t request) noexcept {
   std::uintptr_t base = segment_base(p);
-  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base)))
+  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base))) {
+    if constexpr (kSized) return check_size_then_free(p, request);
     return free_in_unknown_segment(p);
+  }
   auto* seg = reinterpret_cast<SmallSegment*>(base);
   PerThreadHeap* heap = tl_heap;
   Page* page = seg->page_of(p);
-  if (!cfg::kZeroOnFree || cfg::kQuarantineSlots == 0) return free_small(seg, p);
+  if (!cfg::kZeroOnFree || cfg::kQuarantineSlots == 0 || (kSized && cfg::kCanaryBytes == 0)) {
+    if constexpr (kSized) return check_size_then_free(p, request);
+    return free_small(seg, p);
+  }
   // Only the owner reads the block's bump pointer, tags and descriptor;
   // another thread what a remote free reads. A thread without a heap
   // (&g_no_heap, which owns nothing) claims one in free_small.
   std::size_t size;
   if (STRATA_LIKELY(seg->header.owner == heap)) {
-    if (STRATA_UNLIKELY(!owner_frees_live_slot(page, p))) return free_small(seg, p);
+    if (STRATA_UNLIKELY(!owner_frees_live_slot(page, p))) {
+      if constexpr (kSized) return check_size_then_free(p, request);
+      return free_small(seg, p);
+    }
     size = page->block_size;
   } else {
     size = shared_slot_size(page);
-    if (STRATA_UNLIKELY(heap == &g_no_heap || !other_frees_live_slot(page, p, size))) return free_small(seg, p);
+    if (STRATA_UNLIKELY(heap == &g_no_heap || !other_frees_live_slot(page, p, size))) {
+      if constexpr (kSized) return check_size_then_free(p, request);
+      return free_small(seg, p);
+    }
   }
-  check_canary(p, size, p);
+  if constexpr (kSized && cfg::kCanaryBytes > 0) {
+    std::size_t recorded = recorded_size(p, size, p);
+    if (!slack_is_zero(p, size, recorded)) report_misuse("heap overflow past", p);
+    if (!small_size_fits(size, recorded, request)) report_misuse("wrong size in sized free of", p);
+  } else {
+    check_canary(p, size, p);
+  }
   auto* b = static_cast<FreeBlock*>(p);
   if (size <= kInlineZeroing) {
     zero_small_slot(p, size);
@@ -584,22 +642,23 @@ void hardened_free(void* p) noexcept {
     b->next = nullptr;
   }
   b->tag = freed_tag(page);
-  if (file_in_quarantine(heap, p)) return zero_then_drain(heap, p, size);
+  if (file_in_quarantine(heap, p, size)) return zero_then_drain(heap, p, size);
   if (size > kInlineZeroing) zero_past_tag(p, size);
+}
+}  // namespace
+
+void hardened_free(void* p) noexcept { free_fast<false>(p, 0); }
+
+void hardened_free_sized(void* p, std::size_t size) noexcept {
+  if constexpr (cfg::kCheckSizes) {
+    if (p) free_fast<true>(p, size);
+  } else {
+    (void)size;
+    if (p) hardened_free(p);
+  }
 }
 
 namespace {
-// Could a small object of `usable` bytes in `page`'s class have been
-// allocated with `size`? realloc may keep an object in place down to half
-// its size; and every size whose class is this one (malloc(1) in a 16-byte
-// class).
-bool small_size_fits(const Page* page, std::size_t usable, std::size_t size) noexcept {
-  if (size > usable) return false;
-  if (size >= usable / 2) return true;
-  return size <= cfg::kSmallMax - cfg::kCanaryBytes &&
-         kClassSize[class_of(size + cfg::kCanaryBytes)] == page->block_size;
-}
-
 // The common case, C++'s sized delete of a live small object in a segment
 // the thread's frees know: the size checked against the slot alone (free's
 // own checks follow). nullptr-free; false when the full checks must decide.
@@ -610,7 +669,7 @@ bool checked_size_in_known_segment(void* p, std::size_t size) noexcept {
   if (!page->is_slot_start(p) || static_cast<const FreeBlock*>(p)->tag == freed_tag(page)) return false;
   std::size_t usable = page->block_size - cfg::kCanaryBytes;
   if constexpr (cfg::kCanaryBytes > 0) usable = recorded_size(p, page->block_size, p);
-  if (!small_size_fits(page, usable, size)) report_misuse("wrong size in sized free of", p);
+  if (!small_size_fits(page->block_size, usable, size)) report_misuse("wrong size in sized free of", p);
   return true;
 }
 }  // namespace
@@ -625,7 +684,7 @@ void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept 
   if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 ||
       !area_contains(reinterpret_cast<void*>(segment_base(p))))
     report_invalid(Use::kFree, p);
-  std::size_t usable = usable_size(p);  // checks p itself
+  std::size_t usable = checked_usable_size(p, Use::kFree);  // checks p itself
   if (align > cfg::kMinAlign && reinterpret_cast<std::uintptr_t>(p) % align != 0)
     report_misuse("wrong alignment in aligned free of", p);
   // Small aligned objects sit in bigger slots, so only the upper bound holds
@@ -636,7 +695,7 @@ void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept 
   } else if (align > cfg::kMinAlign) {
     fits = size <= usable;
   } else {
-    fits = small_size_fits(reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p), usable, size);
+    fits = small_size_fits(reinterpret_cast<SmallSegment*>(segment_of(p))->page_of(p)->block_size, usable, size);
   }
   if (!fits) report_misuse("wrong size in sized free of", p);
 }
@@ -670,6 +729,7 @@ void quarantine_flush(PerThreadHeap* heap) noexcept {
     if (slot) quarantine_shared(slot);
     slot = nullptr;
   }
+  heap->quarantine_bytes = 0;
 }
 
 // The process's end: the exiting thread's quarantine (other threads may still

@@ -29,6 +29,12 @@ void hardened_free(void* p) noexcept;
 // free_sized, sized operator delete: `size` must fit the object (aligned
 // forms, `align` > 0: at most its usable size).
 void hardened_check_size(void* p, std::size_t size, std::size_t align) noexcept;
+// usable_size (allocator.hpp), its misuse named for `use` (a sized free's
+// check of a freed object is a double free).
+std::size_t checked_usable_size(const void* p, Use use) noexcept;
+// The check and the free in one (unaligned sized forms, p may be NULL): the
+// fast free's checks find what the size check needs.
+void hardened_free_sized(void* p, std::size_t size) noexcept;
 
 // malloc(0) under cfg::kNoAccessZero: a fresh address of the zero area, or
 // nullptr when the area is used up or cannot be reserved.

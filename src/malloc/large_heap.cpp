@@ -291,6 +291,13 @@ class LargeArena {
   [[gnu::always_inline]] void free_locked(Chunk* c) noexcept;
   void free_region_chunk(Chunk* c, std::size_t size, Chunk* prev, Chunk* next) noexcept;
   void quarantine_locked(Chunk* c) noexcept;
+  // The quarantine's bytes at most: a share of the arena's live bytes, at
+  // least the floor (config.hpp, kLargeQuarantineShare).
+  std::size_t quarantine_limit() const noexcept {
+    std::size_t share = live_bytes_ / cfg::kLargeQuarantineShare;
+    share = share > cfg::kLargeQuarantineFloor ? share : cfg::kLargeQuarantineFloor;
+    return share < cfg::kLargeQuarantineBytes ? share : cfg::kLargeQuarantineBytes;
+  }
   void release_deferred() noexcept {
     if (deferred_.load(std::memory_order_relaxed) != nullptr) release_deferred_list();
   }
@@ -750,9 +757,10 @@ inline void LargeArena::release_locked(Chunk* c) noexcept {
 
 // c (its pages protected by large_free) joins the quarantine; the oldest
 // chunks leave it, read-write again, into the bins, while it holds
-// kLargeQuarantineSlots chunks or more than kLargeQuarantineBytes with c.
+// kLargeQuarantineSlots chunks or more than quarantine_limit() bytes with c.
 void LargeArena::quarantine_locked(Chunk* c) noexcept {
-  while (quarantined_ == kQuarantineRing || (quarantined_ && quarantined_bytes_ + c->size() > cfg::kLargeQuarantineBytes)) {
+  std::size_t limit = quarantine_limit();
+  while (quarantined_ == kQuarantineRing || (quarantined_ && quarantined_bytes_ + c->size() > limit)) {
     Chunk* oldest = quarantine_[quarantine_first_];
     quarantine_first_ = (quarantine_first_ + 1) % kQuarantineRing;
     --quarantined_;
@@ -1120,11 +1128,14 @@ const char* large_verify() noexcept {
 
 LargeStats large_stats() noexcept {
   LargeStats s;
-  for_each_arena([&s](LargeArena& arena) {
-    arena.acquire();  // releases deferred frees first: the figures are exact
-    arena.add_stats(s);
-    arena.unlock();
-  });
+  for_each_arena([&s](LargeArena& arena) { s = large_arena_stats(arena, s); });
+  return s;
+}
+
+LargeStats large_arena_stats(LargeArena& arena, LargeStats s) noexcept {
+  arena.acquire();  // releases deferred frees first: the figures are exact
+  arena.add_stats(s);
+  arena.unlock();
   return s;
 }
 

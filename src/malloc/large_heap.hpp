@@ -75,6 +75,8 @@ struct LargeStats {
   std::size_t largest_spare_limit = 0;  // empty regions an arena keeps mapped, at most (by demand)
 };
 LargeStats large_stats() noexcept;
+// One arena's figures (large_arena_of), added to `s`.
+LargeStats large_arena_stats(LargeArena& arena, LargeStats s = {}) noexcept;
 // Tests: what is wrong with the arenas' regions, bins and counts (the first
 // problem found), or nullptr. Walks every chunk: slow.
 const char* large_verify() noexcept;

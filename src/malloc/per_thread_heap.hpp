@@ -132,6 +132,7 @@ struct PerThreadHeap {
   // The hardened build's quarantine (cfg::kQuarantineSlots): freed small
   // objects, oldest at quarantine_next, released when pushed out.
   std::uint32_t quarantine_next = 0;
+  std::uint32_t quarantine_bytes = 0;  // the slots' bytes it holds (cfg::kQuarantineBytes)
   void* quarantine[cfg::kQuarantineSlots > 0 ? cfg::kQuarantineSlots : 1] = {};
 
   // The slow path of a small malloc: refill from collected frees, the full

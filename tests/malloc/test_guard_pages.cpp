@@ -184,6 +184,33 @@ TEST(GuardPages, LargeQuarantineHoldsAtMostItsBytes) {
   EXPECT_LE(md::large_stats().quarantined_bytes, cfg::kLargeQuarantineBytes * cfg::kLargeArenas);
 }
 
+// The quarantine's bytes follow the arena's live bytes: a modest heap keeps
+// the floor, not kLargeQuarantineBytes (each quarantined byte stays resident).
+TEST(GuardPages, LargeQuarantineOfAModestHeapHoldsTheFloor) {
+  static_assert(cfg::kLargeQuarantineFloor < cfg::kLargeQuarantineBytes);
+  void* first = strata_malloc(std::size_t{3} << 19);
+  md::LargeArena& arena = md::large_arena_of(first);
+  strata_free(first);
+  ASSERT_LT(md::large_arena_stats(arena).live_bytes, cfg::kLargeQuarantineShare * cfg::kLargeQuarantineFloor);
+  // Objects of 1.5 MiB: the floor fills before the slots do.
+  for (int i = 0; i < 40; ++i) strata_free(strata_malloc(std::size_t{3} << 19));
+  md::LargeStats s = md::large_arena_stats(arena);
+  EXPECT_LE(s.quarantined_bytes, cfg::kLargeQuarantineFloor);
+  EXPECT_GE(s.quarantined_objects, 1u) << "the last free still waits";
+}
+
+TEST(GuardPages, LargeQuarantineGrowsWithTheLiveHeap) {
+  // 120 MiB live in this thread's arena: its quarantine may hold an eighth.
+  std::vector<void*> live;
+  for (int i = 0; i < 60; ++i) live.push_back(strata_malloc(std::size_t{2} << 20));
+  md::LargeArena& arena = md::large_arena_of(live.front());
+  for (int i = 0; i < 40; ++i) strata_free(strata_malloc(std::size_t{3} << 19));
+  md::LargeStats s = md::large_arena_stats(arena);
+  EXPECT_GT(s.quarantined_bytes, cfg::kLargeQuarantineFloor);
+  EXPECT_LE(s.quarantined_bytes, s.live_bytes / cfg::kLargeQuarantineShare);
+  for (void* p : live) strata_free(p);
+}
+
 // Objects of one class until one sits in the last slot of its block.
 char* object_ending_its_block(std::size_t request, std::size_t slot, std::vector<void*>& keep) {
   for (int i = 0; i < 20000; ++i) {

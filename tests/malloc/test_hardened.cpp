@@ -246,6 +246,31 @@ TEST_F(StrataHardenedDeathTest, SizedFreeWithTheWrongSize) {
   strata::malloc_detail::deallocate_sized(large, 50000, 0);
 }
 
+// The same where free's inline path takes the sized free (a segment the
+// thread's frees know, by the owner and by another thread with a heap): the
+// size is checked against the one the tail records, with free's own checks.
+TEST_F(StrataHardenedDeathTest, SizedFreeInAKnownSegment) {
+  strata_free(strata_malloc(100));  // the segment is known now
+  auto* small = static_cast<char*>(strata_malloc(100));
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 300, 0), line("wrong size in sized free of", small));
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 20, 0), line("wrong size in sized free of", small));
+  small[100] = 1;  // an overflow is still named one
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 100, 0), line("heap overflow past", small));
+  small[100] = 0;
+  strata::malloc_detail::deallocate_sized(small, 100, 0);
+  EXPECT_DEATH(strata::malloc_detail::deallocate_sized(small, 100, 0), line("double free of", small));
+  // Another thread with a heap and the segment known: both checks there too.
+  auto* remote = static_cast<char*>(strata_malloc(40));
+  void* first = strata_malloc(40);
+  void* second = strata_malloc(40);
+  std::thread([remote, first, second] {
+    strata_free(first);  // the thread's heap and the segment known: the inline path from here on
+    strata_free(second);
+    EXPECT_DEATH(strata::malloc_detail::deallocate_sized(remote, 100, 0), line("wrong size in sized free of", remote));
+    strata::malloc_detail::deallocate_sized(remote, 40, 0);
+  }).join();
+}
+
 // C++'s aligned sized delete of large and huge objects: the size as for
 // small ones, and the alignment must be the object's.
 TEST_F(StrataHardenedDeathTest, AlignedSizedFreeOfBigObjects) {
@@ -309,10 +334,11 @@ TEST(StrataHardened, FreedObjectsOfEverySlotSizeAreZeroed) {
   // memset, and the free that drains a batch of the quarantine too (1 in 32):
   // the whole slot (tail word included) but the freed tag.
   namespace md = strata::malloc_detail;
-  static_assert(cfg::kQuarantineSlots >= 4 * 64, "the objects stay quarantined");
+  // The last 32 frees stay quarantined whatever their bytes (drain_due).
+  static_assert(cfg::kQuarantineSlots >= 64, "the objects stay quarantined");
   for (std::size_t size : {1, 8, 20, 24, 40, 56, 72, 100, 1000, 4000}) {
     std::size_t slot = md::kClassSize[md::class_of(size + cfg::kCanaryBytes)];
-    std::vector<unsigned char*> objects(64);
+    std::vector<unsigned char*> objects(32);
     for (auto& p : objects) {
       p = static_cast<unsigned char*>(strata_malloc(size));
       std::memset(p, 0xab, size);
@@ -325,6 +351,33 @@ TEST(StrataHardened, FreedObjectsOfEverySlotSizeAreZeroed) {
       }
     }
   }
+}
+
+// The quarantine's ring holds about cfg::kQuarantineBytes of slots at most
+// (and always the last 32 frees): slots of 4 KiB leave it long before the
+// ring comes round to them, 80-byte slots wait for the whole ring.
+TEST(StrataHardened, QuarantineHoldsAtMostItsBytes) {
+  namespace md = strata::malloc_detail;
+  static_assert(cfg::kEncodeFreeLists, "a released slot's first word is its encoded link, never 0");
+  // Quarantined: the first word as free left it (zero).
+  auto held = [](const std::vector<void*>& objects) {
+    std::size_t n = 0;
+    for (void* p : objects) n += *static_cast<std::uintptr_t*>(p) == 0;
+    return n;
+  };
+  auto free_ring_of = [](std::size_t size) {
+    std::vector<void*> objects(cfg::kQuarantineSlots);
+    for (auto& p : objects) p = strata_malloc(size);
+    for (void* p : objects) strata_free(p);
+    return objects;
+  };
+  static_assert(4096 * cfg::kQuarantineSlots > 4 * cfg::kQuarantineBytes, "a ring of 4 KiB slots is over");
+  std::vector<void*> big = free_ring_of(4000);
+  std::size_t big_slot = md::kClassSize[md::class_of(4000 + cfg::kCanaryBytes)];
+  EXPECT_GE(held(big), 32u);
+  EXPECT_LE(held(big), cfg::kQuarantineBytes / big_slot + 64);
+  static_assert(80 * cfg::kQuarantineSlots < cfg::kQuarantineBytes, "a ring of 80-byte slots is not");
+  EXPECT_GE(held(free_ring_of(64)), cfg::kQuarantineSlots - 32);
 }
 
 TEST_F(StrataHardenedDeathTest, FreesAcrossMoreSegmentsThanTheThreadRemembers) {
