@@ -415,10 +415,14 @@ PerThreadHeap* freeing_heap() noexcept {
 
 // The tail word and the slack's first word (cfg::kCanaryBytes); `slot`: as
 // tail_of's.
-__attribute__((always_inline)) inline void check_canary(void* object, std::size_t slot, const void* p) noexcept {
+// Returns the recorded size (cfg::kCanaryBytes > 0; else 0).
+__attribute__((always_inline)) inline std::size_t check_canary(void* object, std::size_t slot, const void* p) noexcept {
   if constexpr (cfg::kCanaryBytes > 0) {
-    if (!slack_is_zero(object, slot, recorded_size(object, slot, p))) report_misuse("heap overflow past", p);
+    std::size_t size = recorded_size(object, slot, p);
+    if (!slack_is_zero(object, slot, size)) report_misuse("heap overflow past", p);
+    return size;
   }
+  return 0;
 }
 
 // Every small free but the fast one in hardened_free.
@@ -597,6 +601,14 @@ bool small_size_fits(std::size_t slot, std::size_t usable, std::size_t size) noe
 // kSized (free_sized, sized operator delete, cfg::kCheckSizes): `request`
 // checked against the size the tail word records, which the canary's check
 // decodes anyway; the other cases take the full size check first.
+// What the fast free hands on: the full checks (and, sized, the size check first).
+template <bool kSized>
+__attribute__((always_inline)) inline void free_small_checked(SmallSegment* seg, void* p,
+                                                              [[maybe_unused]] std::size_t request) noexcept {
+  if constexpr (kSized) return check_size_then_free(p, request);
+  return free_small(seg, p);
+}
+
 template <bool kSized>
 __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] std::size_t request) noexcept {
   std::uintptr_t base = segment_base(p);
@@ -608,32 +620,23 @@ __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] s
   PerThreadHeap* heap = tl_heap;
   Page* page = seg->page_of(p);
   if (!cfg::kZeroOnFree || cfg::kQuarantineSlots == 0 || (kSized && cfg::kCanaryBytes == 0)) {
-    if constexpr (kSized) return check_size_then_free(p, request);
-    return free_small(seg, p);
+    return free_small_checked<kSized>(seg, p, request);
   }
   // Only the owner reads the block's bump pointer, tags and descriptor;
   // another thread what a remote free reads. A thread without a heap
   // (&g_no_heap, which owns nothing) claims one in free_small.
   std::size_t size;
   if (STRATA_LIKELY(seg->header.owner == heap)) {
-    if (STRATA_UNLIKELY(!owner_frees_live_slot(page, p))) {
-      if constexpr (kSized) return check_size_then_free(p, request);
-      return free_small(seg, p);
-    }
+    if (STRATA_UNLIKELY(!owner_frees_live_slot(page, p))) return free_small_checked<kSized>(seg, p, request);
     size = page->block_size;
   } else {
     size = shared_slot_size(page);
-    if (STRATA_UNLIKELY(heap == &g_no_heap || !other_frees_live_slot(page, p, size))) {
-      if constexpr (kSized) return check_size_then_free(p, request);
-      return free_small(seg, p);
-    }
+    if (STRATA_UNLIKELY(heap == &g_no_heap || !other_frees_live_slot(page, p, size)))
+      return free_small_checked<kSized>(seg, p, request);
   }
-  if constexpr (kSized && cfg::kCanaryBytes > 0) {
-    std::size_t recorded = recorded_size(p, size, p);
-    if (!slack_is_zero(p, size, recorded)) report_misuse("heap overflow past", p);
+  std::size_t recorded = check_canary(p, size, p);
+  if constexpr (kSized) {
     if (!small_size_fits(size, recorded, request)) report_misuse("wrong size in sized free of", p);
-  } else {
-    check_canary(p, size, p);
   }
   auto* b = static_cast<FreeBlock*>(p);
   if (size <= kInlineZeroing) {
@@ -650,12 +653,7 @@ __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] s
 void hardened_free(void* p) noexcept { free_fast<false>(p, 0); }
 
 void hardened_free_sized(void* p, std::size_t size) noexcept {
-  if constexpr (cfg::kCheckSizes) {
-    if (p) free_fast<true>(p, size);
-  } else {
-    (void)size;
-    if (p) hardened_free(p);
-  }
+  if (p) free_fast<cfg::kCheckSizes>(p, size);
 }
 
 namespace {

@@ -1,5 +1,6 @@
 #include "large_heap.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -294,9 +295,7 @@ class LargeArena {
   // The quarantine's bytes at most: a share of the arena's live bytes, at
   // least the floor (config.hpp, kLargeQuarantineShare).
   std::size_t quarantine_limit() const noexcept {
-    std::size_t share = live_bytes_ / cfg::kLargeQuarantineShare;
-    share = share > cfg::kLargeQuarantineFloor ? share : cfg::kLargeQuarantineFloor;
-    return share < cfg::kLargeQuarantineBytes ? share : cfg::kLargeQuarantineBytes;
+    return std::clamp(live_bytes_ / cfg::kLargeQuarantineShare, cfg::kLargeQuarantineFloor, cfg::kLargeQuarantineBytes);
   }
   void release_deferred() noexcept {
     if (deferred_.load(std::memory_order_relaxed) != nullptr) release_deferred_list();
