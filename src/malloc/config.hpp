@@ -122,6 +122,15 @@ inline constexpr std::size_t kRetainLowerEvery = 4;
 // Vec-growth faults a short delay saves and the huge cache a long one keeps:
 // docs/benchmarks-malloc.md, "Purging on a clock".)
 inline constexpr std::uint32_t kPurgeDelayMs = 300;
+// A class's front block stays when it empties (hysteresis: a loop that
+// allocates and frees one object keeps it). One found empty at two looks of
+// its heap (at refills, at least kIdleFrontScanMs apart) is idle: its pages
+// are discarded and it starts afresh, still the front. Kept resident, the
+// blocks of classes a program used only for a while held their pages to the
+// end; retired to the empty blocks instead, other classes took them, and the
+// class that came back faulted a fresh block in (lua 6% higher;
+// docs/benchmarks-malloc.md, "Where the real programs' extra memory is").
+inline constexpr std::uint32_t kIdleFrontScanMs = 10;
 inline constexpr std::uint32_t kPurgeDelayMaxMs = 60 * 60 * 1000;
 // However young, at most this many empty blocks beyond the retain limit wait
 // for the clock (64 MiB a heap): a thread that frees a burst and then sleeps

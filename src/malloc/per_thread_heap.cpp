@@ -256,6 +256,7 @@ Page* PerThreadHeap::refill(std::size_t cls) noexcept {
   }
   std::uint32_t now = coarse_clock_ms();
   active_ms.store(now, std::memory_order_relaxed);
+  if (now - front_scan_ms >= cfg::kIdleFrontScanMs) purge_idle_fronts(now);
   if (empty_pages.count > retain_limit) purge_empties(now);  // the blocks of a burst the delay let stay
   if (huge_purge_due(now)) huge_purge_expired(now);
   large_purge_if_due(now);
@@ -446,9 +447,32 @@ void PerThreadHeap::on_trigger(Page* page) noexcept {
 
 void PerThreadHeap::page_emptied(Page* page) noexcept {
   // Hysteresis: the front block of a class stays even when empty, so a loop
-  // that allocates and frees one object does not retire and refetch it.
+  // that allocates and frees one object does not retire and refetch it
+  // (until it idles: purge_idle_fronts).
   if (page == queues[page->cls].available.front()) return;
   retire(page);
+}
+
+void PerThreadHeap::purge_idle_fronts(std::uint32_t now) noexcept {
+  front_scan_ms = now;
+  for (std::size_t cls = 0; cls < kClassCount; ++cls) {
+    std::uint64_t bit = std::uint64_t{1} << (cls % 64);
+    std::uint64_t& word = fronts_empty[cls / 64];
+    Page* front = queues[cls].available.front();
+    if (!front || front->used() != 0) {
+      word &= ~bit;
+    } else if (word & bit) {
+      word &= ~bit;
+      front->note_touched();
+      if (front->touched_pages > 1) {
+        discard(front->start(), std::size_t{front->touched_pages} * cfg::kOsPageSize);
+        front->touched_pages = 0;
+        front->start_fresh();
+      }
+    } else {
+      word |= bit;
+    }
+  }
 }
 
 void PerThreadHeap::retire(Page* page) noexcept {

@@ -123,6 +123,10 @@ struct PerThreadHeap {
   std::uint32_t unanswered_discards = 0;  // discards not yet followed by a fresh block
   std::uint32_t overflows_to_lower = 0;   // blocks the LRU overflowed by since the limit was last lowered
   std::uint32_t kept_abandoned = 0;       // empty blocks counted in the abandoned heaps' budget
+  // Idle front blocks (cfg::kIdleFrontScanMs): the clock at the last look,
+  // and the classes whose front block was empty then.
+  std::uint32_t front_scan_ms = 0;
+  std::uint64_t fronts_empty[(kClassCount + 63) / 64] = {};
   SegmentList segments;         // segments this heap owns, those with unused pages first
   PerThreadHeap* next_heap = nullptr;    // registry of all heaps
   PerThreadHeap* next_abandoned = nullptr;
@@ -197,6 +201,9 @@ struct PerThreadHeap {
   void move_to_front(Page* page) noexcept;
   void push_available(std::size_t cls, Page* page) noexcept;
   void retire(Page* page) noexcept;
+  // Discard the pages of the front blocks that were empty at the last look
+  // and still are (they start afresh where they are); note which are empty now.
+  void purge_idle_fronts(std::uint32_t now) noexcept;
   void park_empty(Page* page) noexcept;
   // Discard the empty blocks beyond the retain limit that have waited
   // purge_delay_ms() by `now`, and the oldest beyond kDelayedEmptyMax more.
