@@ -48,12 +48,18 @@ std::uintptr_t front_block(std::size_t size, std::size_t keep, std::vector<void*
   return block;
 }
 
-// Two refills of other classes, a look's period apart, each after a wait.
+// At least one refill (the heap looks at its front blocks there): more
+// objects of `size` than a block holds, whatever the class's blocks held.
+void refill(std::size_t size, std::vector<void*>& kept) {
+  for (std::size_t i = 0; i <= cfg::kPageSize / size; ++i) kept.push_back(strata_malloc(size));
+}
+
+// Two looks, a look's period apart, each after a wait.
 void two_looks(std::vector<void*>& kept) {
   wait_a_look();
-  kept.push_back(strata_malloc(1000));
+  refill(1000, kept);
   wait_a_look();
-  kept.push_back(strata_malloc(2000));
+  refill(2000, kept);
 }
 
 TEST(StrataIdleFronts, AnIdleEmptyFrontBlockGivesItsPagesBack) {
@@ -88,10 +94,10 @@ TEST(StrataIdleFronts, AFrontBlockEmptyAtOneLookOnlyKeepsItsPages) {
     std::uintptr_t block = front_block(320, 0, kept);
     std::size_t before = resident_pages(block);
     wait_a_look();
-    kept.push_back(strata_malloc(1000));  // the first look: empty
-    void* busy = strata_malloc(320);      // in use at the second
+    refill(1000, kept);                // the first look: empty
+    void* busy = strata_malloc(320);   // in use at the second
     wait_a_look();
-    kept.push_back(strata_malloc(2000));
+    refill(2000, kept);
     EXPECT_EQ(resident_pages(block), before);
     strata_free(busy);
     for (void* p : kept) strata_free(p);
