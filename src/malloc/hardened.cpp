@@ -671,13 +671,15 @@ __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] s
     if (!small_size_fits(size, recorded, request)) report_misuse("wrong size in sized free of", p);
   }
   auto* b = static_cast<FreeBlock*>(p);
+  const Page* tag = freed_tag(page);
+  bool drain = file_in_quarantine(heap, p, size);  // first: fewer values live across the zeroing
   if (size <= kInlineZeroing) {
     zero_small_slot(p, size);
   } else {
     b->next = nullptr;
   }
-  b->tag = freed_tag(page);
-  if (file_in_quarantine(heap, p, size)) return zero_then_drain(heap, p, size);
+  b->tag = tag;
+  if (drain) return zero_then_drain(heap, p, size);
   if (size > kInlineZeroing) zero_past_tag(p, size);
 }
 }  // namespace
