@@ -400,10 +400,12 @@ TEST(StrataHardened, QuarantineHoldsAtMostItsBytes) {
 }
 
 TEST_F(StrataHardenedDeathTest, FreesAcrossMoreSegmentsThanTheThreadRemembers) {
-  // hardened_free remembers the small segments the area map vouched for, a
-  // few per thread by segment number: objects spread over more segments than
-  // that, freed in an order that hops between them, are all freed correctly,
-  // and a bad pointer in a remembered segment is still reported.
+  // hardened_free reads a segment's header inside the free gate, and
+  // remembers the segments outside it that the area map vouched for, a few
+  // per thread by segment number: objects spread over more segments than
+  // that, freed in an order that hops between them, are all freed correctly
+  // whichever way free finds their segment, and a bad pointer there is still
+  // reported.
   constexpr std::size_t kSize = 4000;
   std::vector<char*> objects(12 * cfg::kSegmentSize / kSize);
   for (auto& p : objects) p = static_cast<char*>(strata_malloc(kSize));
