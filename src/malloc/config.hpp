@@ -268,8 +268,9 @@ inline constexpr std::size_t kQuarantineSlots = hardening_has(policy::quarantine
 // releases the next oldest batches too (never the newest). Each quarantined
 // slot is one malloc must take elsewhere, and with slots of a few KiB that
 // spread a program's objects over about twice the blocks (git gc;
-// docs/libstrata.md, "The quarantine's bytes").
-inline constexpr std::size_t kQuarantineBytes = 128 * 1024;
+// docs/libstrata.md, "The quarantine's bytes"; the bound halved again in
+// docs/benchmarks-malloc.md, "Hardening cost (issue 33, sixth round)").
+inline constexpr std::size_t kQuarantineBytes = 64 * 1024;
 // free_sized, sized operator delete: the size must be one the object could
 // have been allocated with.
 inline constexpr bool kCheckSizes = hardening_has(policy::check_sizes);

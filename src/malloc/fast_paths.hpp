@@ -178,10 +178,7 @@ __attribute__((noinline)) void deallocate_gated(void* p) noexcept;
 // The body of free(), inlined into every entry point (free, operator delete):
 // no call from the exported name to the fast path.
 inline __attribute__((always_inline)) void deallocate_inline(void* p) noexcept {
-  if constexpr (cfg::kHardened) {
-    if (p) hardened_free(p);
-    return;
-  }
+  if constexpr (cfg::kHardened) return hardened_free(p);  // NULL included
   std::uintptr_t gated = reinterpret_cast<std::uintptr_t>(p) - g_gate_base;
   if (cfg::kAlwaysChecked || STRATA_UNLIKELY(gated >= g_gate_span)) {
     if (p) deallocate_gated(p);

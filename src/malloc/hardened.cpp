@@ -129,20 +129,24 @@ static_assert(sizeof(FreeBlock) == 16);
   for (std::size_t i = 1, n = page->block_size / sizeof(Chunk16); i < n; ++i) any |= v[i];
   return (any[0] | any[1]) == 0;
 }
+[[maybe_unused]] bool all_zero(Chunk16 any) noexcept { return (any[0] | any[1]) == 0; }
 // malloc checks the first cfg::kVerifiedOnReuse bytes only: writes after
 // free mostly hit an object's first fields, and a full check doubled the
 // cost of zeroing on free. (The exits check quarantined slots in full.)
 static_assert(cfg::kVerifiedOnReuse == 4 * sizeof(Chunk16));
-[[maybe_unused]] bool reused_slot_is_zero(const void* object, std::size_t size) noexcept {
-  // Straight-line loads of bytes 16-63, overlapping in slots smaller than 64
-  // (no branch on the slot's size, which programs vary at random); 16-byte
-  // slots hold only the link and the tag.
-  if (STRATA_UNLIKELY(size < 2 * sizeof(Chunk16))) return true;
+// Bytes 16-63 of a slot of at least 32 bytes, or'ed 16 at a time:
+// straight-line loads, overlapping in slots smaller than 64 (no branch on the
+// slot's size, which programs vary at random).
+[[maybe_unused]] Chunk16 body_chunks(const void* object, std::size_t size) noexcept {
   const char* at = static_cast<const char*>(object);
   std::size_t last = size - sizeof(Chunk16);
-  Chunk16 any = *reinterpret_cast<const Chunk16*>(at + 16) | *reinterpret_cast<const Chunk16*>(at + min_no_branch(32, last)) |
-                *reinterpret_cast<const Chunk16*>(at + min_no_branch(48, last));
-  return (any[0] | any[1]) == 0;
+  return *reinterpret_cast<const Chunk16*>(at + 16) | *reinterpret_cast<const Chunk16*>(at + min_no_branch(32, last)) |
+         *reinterpret_cast<const Chunk16*>(at + min_no_branch(48, last));
+}
+// 16-byte slots hold only the link and the tag.
+[[maybe_unused]] bool reused_slot_is_zero(const void* object, std::size_t size) noexcept {
+  if (STRATA_UNLIKELY(size < 2 * sizeof(Chunk16))) return true;
+  return all_zero(body_chunks(object, size));
 }
 
 // A quarantined slot as free left it: zero, its tag in word 1.
@@ -152,9 +156,15 @@ static_assert(cfg::kVerifiedOnReuse == 4 * sizeof(Chunk16));
   return slot_words(object)[0] == 0 && b->tag == freed_tag(page) && body_is_zero(object, page);
 }
 
+// The report as a call malloc's fast path can jump to (a call to a
+// noreturn function is never a tail call): then it keeps no frame.
+[[maybe_unused]] __attribute__((noinline, cold)) void* report_write_after_free(void* object) noexcept {
+  report_misuse("write after free of", object);
+}
+
 __attribute__((always_inline)) inline void* hand_out(void* object, const Page* page, std::size_t size) noexcept {
   if constexpr (cfg::kZeroOnFree) {
-    if (!reused_slot_is_zero(object, page->block_size)) report_misuse("write after free of", object);
+    if (!reused_slot_is_zero(object, page->block_size)) return report_write_after_free(object);
   }
   slot_words(object)[0] = 0;
   if constexpr (cfg::kCanaryBytes > 0) {
@@ -258,13 +268,17 @@ static_assert(kRing % kDrainBatch == 0);
 static_assert((kDrainBatch & (kDrainBatch - 1)) == 0, "masks, and odd strides visit every entry");
 __attribute__((noinline)) void drain_quarantine(PerThreadHeap* heap, std::size_t from) noexcept {
   constexpr std::size_t kMask = kDrainBatch - 1;
+  void** batch = &heap->quarantine[from];
+  // A batch is full or empty: the ring fills each from its start (a flush
+  // starts it again at 0) and drains it whole. The byte bound's early drains
+  // leave empty ones behind.
+  if (!batch[0]) return;
   std::uint64_t r = cfg::kRandomSlots ? heap->next_random() : 0;
   std::size_t i = r & kMask, stride = ((r >> 16) & kMask) | 1, flip = (r >> 32) & kMask;
   RemoteChains remote;
   for (std::size_t k = 0; k < kDrainBatch; ++k, i = (i + stride) & kMask) {
-    void*& entry = heap->quarantine[from + (i ^ flip)];
+    void*& entry = batch[i ^ flip];
     void* oldest = entry;
-    if (!oldest) continue;
     entry = nullptr;
     auto* seg = reinterpret_cast<SmallSegment*>(segment_of(oldest));
     Page* page = seg->page_of(oldest);
@@ -427,6 +441,9 @@ __attribute__((always_inline)) inline std::size_t check_canary(void* object, std
 
 // Every small free but the fast one in hardened_free.
 __attribute__((noinline)) void free_small(SmallSegment* seg, void* p) noexcept {
+  // An aligned block takes any pointer into an object for the object: not
+  // an unaligned one (the fast free checks no alignment inside the gate).
+  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) report_invalid(Use::kFree, p);
   PerThreadHeap* heap = freeing_heap();
   Page* page = seg->page_of(p);
   bool owner = seg->header.owner == heap;
@@ -498,6 +515,7 @@ std::uintptr_t& known_segment(std::uintptr_t base) noexcept {
 // read before the area map vouches for the segment: a pointer strata never
 // returned is reported, not a fault.
 __attribute__((noinline)) void free_in_unknown_segment(void* p) noexcept {
+  if (!p) return;
   std::uintptr_t base = segment_base(p);
   if (cfg::kNoAccessZero && in_zero_area(p)) return zero_area_free(p, Use::kFree);
   if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) report_invalid(Use::kFree, p);
@@ -612,14 +630,24 @@ __attribute__((always_inline)) inline void free_small_checked(SmallSegment* seg,
 template <bool kSized>
 __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] std::size_t request) noexcept {
   std::uintptr_t base = segment_base(p);
-  if (STRATA_UNLIKELY(reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base))) {
+  auto* seg = reinterpret_cast<SmallSegment*>(base);
+  PerThreadHeap* heap = tl_heap;
+  // Inside the free gate (the segment range, every header of which can be
+  // read) the owner's match proves a small segment of the thread's, and
+  // another's segment says its kind; outside it (NULL, a segment mapped past
+  // the range), the known segments, else the area map. Alignment: a slot
+  // start is aligned, and free_small checks the rest.
+  if (STRATA_UNLIKELY(!in_free_gate(p)) &&
+      (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base))) {
     if constexpr (kSized) return check_size_then_free(p, request);
     return free_in_unknown_segment(p);
   }
-  auto* seg = reinterpret_cast<SmallSegment*>(base);
-  PerThreadHeap* heap = tl_heap;
   Page* page = seg->page_of(p);
   if (!cfg::kZeroOnFree || cfg::kQuarantineSlots == 0 || (kSized && cfg::kCanaryBytes == 0)) {
+    if (seg->header.owner != heap && seg->header.kind != SegmentKind::kSmall) {
+      if constexpr (kSized) return check_size_then_free(p, request);
+      return free_in_unknown_segment(p);
+    }
     return free_small_checked<kSized>(seg, p, request);
   }
   // Only the owner reads the block's bump pointer, tags and descriptor;
@@ -630,6 +658,10 @@ __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] s
     if (STRATA_UNLIKELY(!owner_frees_live_slot(page, p))) return free_small_checked<kSized>(seg, p, request);
     size = page->block_size;
   } else {
+    if (STRATA_UNLIKELY(seg->header.kind != SegmentKind::kSmall)) {
+      if constexpr (kSized) return check_size_then_free(p, request);
+      return free_in_unknown_segment(p);
+    }
     size = shared_slot_size(page);
     if (STRATA_UNLIKELY(heap == &g_no_heap || !other_frees_live_slot(page, p, size)))
       return free_small_checked<kSized>(seg, p, request);
@@ -639,30 +671,32 @@ __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] s
     if (!small_size_fits(size, recorded, request)) report_misuse("wrong size in sized free of", p);
   }
   auto* b = static_cast<FreeBlock*>(p);
+  const Page* tag = freed_tag(page);
+  bool drain = file_in_quarantine(heap, p, size);  // first: fewer values live across the zeroing
   if (size <= kInlineZeroing) {
     zero_small_slot(p, size);
   } else {
     b->next = nullptr;
   }
-  b->tag = freed_tag(page);
-  if (file_in_quarantine(heap, p, size)) return zero_then_drain(heap, p, size);
+  b->tag = tag;
+  if (drain) return zero_then_drain(heap, p, size);
   if (size > kInlineZeroing) zero_past_tag(p, size);
 }
 }  // namespace
 
 void hardened_free(void* p) noexcept { free_fast<false>(p, 0); }
 
-void hardened_free_sized(void* p, std::size_t size) noexcept {
-  if (p) free_fast<cfg::kCheckSizes>(p, size);
-}
+void hardened_free_sized(void* p, std::size_t size) noexcept { free_fast<cfg::kCheckSizes>(p, size); }
 
 namespace {
-// The common case, C++'s sized delete of a live small object in a segment
-// the thread's frees know: the size checked against the slot alone (free's
-// own checks follow). nullptr-free; false when the full checks must decide.
+// A sized free of a live small object in a small segment free may read (in
+// the free gate, or one the thread's frees know): the size checked against
+// the slot alone (free's own checks follow). nullptr-free; false when the
+// full checks must decide.
 bool checked_size_in_known_segment(void* p, std::size_t size) noexcept {
   std::uintptr_t base = segment_base(p);
-  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base)) return false;
+  if (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0) return false;
+  if (in_free_gate(p) ? segment_of(p)->kind != SegmentKind::kSmall : base != known_segment(base)) return false;
   Page* page = reinterpret_cast<SmallSegment*>(base)->page_of(p);
   if (!page->is_slot_start(p) || static_cast<const FreeBlock*>(p)->tag == freed_tag(page)) return false;
   std::size_t usable = page->block_size - cfg::kCanaryBytes;
@@ -728,6 +762,7 @@ void quarantine_flush(PerThreadHeap* heap) noexcept {
     slot = nullptr;
   }
   heap->quarantine_bytes = 0;
+  heap->quarantine_next = 0;  // batches fill from their start (drain_quarantine)
 }
 
 // The process's end: the exiting thread's quarantine (other threads may still

@@ -82,10 +82,12 @@ struct FreeBlock {
       return next;
     } else {
       auto self = reinterpret_cast<std::uintptr_t>(this);
-      std::uintptr_t decoded = reinterpret_cast<std::uintptr_t>(next) ^ self ^ g_heap_secret;
-      // A link stays inside its 64 KiB block (or ends the list).
-      if (decoded != 0 && ((decoded ^ self) >> cfg::kPageShift) != 0) report_corrupt_free_list(this);
-      return reinterpret_cast<FreeBlock*>(decoded);
+      // The decoded link xor this block's address: its low bits alone when
+      // the link stays inside its 64 KiB block; the address itself when the
+      // link ends the list (tested second: the rarer case).
+      std::uintptr_t relative = reinterpret_cast<std::uintptr_t>(next) ^ g_heap_secret;
+      if (__builtin_expect((relative >> cfg::kPageShift) != 0, 0) && relative != self) report_corrupt_free_list(this);
+      return reinterpret_cast<FreeBlock*>(relative ^ self);
     }
   }
   void set_next(FreeBlock* n) noexcept {

@@ -228,6 +228,25 @@ TEST_F(StrataHardenedDeathTest, SlotStartThatWasNeverHandedOut) {
   strata_free(p);
 }
 
+// free reads a segment inside the free gate without asking the area map
+// first: an aligned block takes any pointer into an object for the object,
+// but not an unaligned one; and a pointer into a large region is no small
+// object.
+TEST_F(StrataHardenedDeathTest, UnalignedPointerIntoAnAlignedObject) {
+  // Padded slots of 352 bytes: all but the first few objects start past
+  // their slot's start, and the block takes interior pointers.
+  std::vector<char*> objects(4);
+  for (auto& o : objects) o = static_cast<char*>(strata_aligned_alloc(256, 100));
+  char* p = objects.back();
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % 256, 0u);
+  EXPECT_DEATH(strata_free(p + 1), line("invalid free of", p + 1));
+  EXPECT_DEATH(strata_free(p + 8), line("invalid free of", p + 8));
+  for (char* o : objects) strata_free(o);
+  auto* big = static_cast<char*>(strata_malloc(100000));
+  EXPECT_DEATH(strata_free(big + 16), "invalid free of");
+  strata_free(big);
+}
+
 TEST_F(StrataHardenedDeathTest, PointerNoSegmentHoldsIsReportedNotAFault) {
   int on_stack[8];
   static char global[64];
@@ -381,10 +400,12 @@ TEST(StrataHardened, QuarantineHoldsAtMostItsBytes) {
 }
 
 TEST_F(StrataHardenedDeathTest, FreesAcrossMoreSegmentsThanTheThreadRemembers) {
-  // hardened_free remembers the small segments the area map vouched for, a
-  // few per thread by segment number: objects spread over more segments than
-  // that, freed in an order that hops between them, are all freed correctly,
-  // and a bad pointer in a remembered segment is still reported.
+  // hardened_free reads a segment's header inside the free gate, and
+  // remembers the segments outside it that the area map vouched for, a few
+  // per thread by segment number: objects spread over more segments than
+  // that, freed in an order that hops between them, are all freed correctly
+  // whichever way free finds their segment, and a bad pointer there is still
+  // reported.
   constexpr std::size_t kSize = 4000;
   std::vector<char*> objects(12 * cfg::kSegmentSize / kSize);
   for (auto& p : objects) p = static_cast<char*>(strata_malloc(kSize));
@@ -401,6 +422,31 @@ TEST_F(StrataHardenedDeathTest, FreesAcrossMoreSegmentsThanTheThreadRemembers) {
   EXPECT_DEATH(strata_free(objects[5] + 16), line("invalid free of", objects[5] + 16));
   for (std::size_t i = 0; i < objects.size(); i += 2) strata_free(objects[i]);
   for (std::size_t i = 1; i < objects.size(); i += 2) strata_free(objects[i]);
+}
+
+// A thread that exits in the middle of a batch of its quarantine: the
+// thread that takes its heap over starts the ring afresh, so that every batch
+// is full or empty when the ring comes round to it (drain_quarantine skips
+// an empty one at its first entry): no object is left behind in a batch
+// skipped as empty, and the ring's byte count is its slots' bytes.
+TEST(StrataHardened, AHeapTakenOverMidBatchReleasesEveryObject) {
+  namespace md = strata::malloc_detail;
+  md::PerThreadHeap* first = nullptr;
+  std::thread([&] {
+    for (int i = 0; i < 40; ++i) strata_free(strata_malloc(64));
+    first = md::tl_heap;
+  }).join();
+  md::PerThreadHeap* second = nullptr;
+  std::size_t held = 0, counted = 0;
+  std::thread([&] {
+    for (int i = 0; i < 4000; ++i) strata_free(strata_malloc(64));
+    second = md::tl_heap;
+    for (void* q : second->quarantine) held += q ? md::kClassSize[md::class_of(64 + cfg::kCanaryBytes)] : 0;
+    counted = second->quarantine_bytes;
+  }).join();
+  ASSERT_EQ(second, first) << "the second thread took the first one's heap over";
+  EXPECT_EQ(counted, held);
+  EXPECT_GE(held, (cfg::kQuarantineSlots - 32) * md::kClassSize[md::class_of(64 + cfg::kCanaryBytes)]);
 }
 
 TEST(StrataHardened, QuarantineDelaysReuse) {
