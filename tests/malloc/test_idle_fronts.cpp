@@ -94,8 +94,8 @@ TEST(StrataIdleFronts, AFrontBlockEmptyAtOneLookOnlyKeepsItsPages) {
     std::uintptr_t block = front_block(320, 0, kept);
     std::size_t before = resident_pages(block);
     wait_a_look();
-    refill(1000, kept);                // the first look: empty
-    void* busy = strata_malloc(320);   // in use at the second
+    refill(1000, kept);               // the first look: empty
+    void* busy = strata_malloc(320);  // in use at the second
     wait_a_look();
     refill(2000, kept);
     EXPECT_EQ(resident_pages(block), before);
