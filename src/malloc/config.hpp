@@ -128,8 +128,8 @@ inline constexpr std::uint32_t kPurgeDelayMs = 300;
 // are discarded and it starts afresh, still the front. Kept resident, the
 // blocks of classes a program used only for a while held their pages to the
 // end; retired to the empty blocks instead, other classes took them, and the
-// class that came back faulted a fresh block in (lua 6% higher;
-// docs/benchmarks-malloc.md, "Where the real programs' extra memory is").
+// class that came back faulted a fresh block in (docs/benchmarks-malloc.md,
+// "Where the real programs' extra memory is").
 inline constexpr std::uint32_t kIdleFrontScanMs = 10;
 inline constexpr std::uint32_t kPurgeDelayMaxMs = 60 * 60 * 1000;
 // However young, at most this many empty blocks beyond the retain limit wait
