@@ -616,17 +616,25 @@ bool small_size_fits(std::size_t slot, std::size_t usable, std::size_t size) noe
 // another thread that has a heap (a consumer's); everything else in
 // free_in_unknown_segment or free_small. A leaf but for its last act
 // (memset, or zero_then_drain every kDrainBatch frees): no register is saved.
-// kSized (free_sized, sized operator delete, cfg::kCheckSizes): `request`
-// checked against the size the tail word records, which the canary's check
-// decodes anyway; the other cases take the full size check first.
-// What the fast free hands on: the full checks (and, sized, the size check first).
+// What the fast free hands on: the full checks (and, sized, the size check
+// first) of an object in a small segment, or of one elsewhere (the known
+// segments and the area map decide what it is).
 template <bool kSized>
 __attribute__((always_inline)) inline void free_small_checked(SmallSegment* seg, void* p,
                                                               [[maybe_unused]] std::size_t request) noexcept {
   if constexpr (kSized) return check_size_then_free(p, request);
   return free_small(seg, p);
 }
+template <bool kSized>
+__attribute__((always_inline)) inline void free_elsewhere_checked(void* p,
+                                                                  [[maybe_unused]] std::size_t request) noexcept {
+  if constexpr (kSized) return check_size_then_free(p, request);
+  return free_in_unknown_segment(p);
+}
 
+// kSized (free_sized, sized operator delete, cfg::kCheckSizes): `request`
+// checked against the size the tail word records, which the canary's check
+// decodes anyway; the other cases take the full size check first.
 template <bool kSized>
 __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] std::size_t request) noexcept {
   std::uintptr_t base = segment_base(p);
@@ -638,16 +646,12 @@ __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] s
   // the range), the known segments, else the area map. Alignment: a slot
   // start is aligned, and free_small checks the rest.
   if (STRATA_UNLIKELY(!in_free_gate(p)) &&
-      (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base))) {
-    if constexpr (kSized) return check_size_then_free(p, request);
-    return free_in_unknown_segment(p);
-  }
+      (reinterpret_cast<std::uintptr_t>(p) % cfg::kMinAlign != 0 || base != known_segment(base)))
+    return free_elsewhere_checked<kSized>(p, request);
   Page* page = seg->page_of(p);
   if (!cfg::kZeroOnFree || cfg::kQuarantineSlots == 0 || (kSized && cfg::kCanaryBytes == 0)) {
-    if (seg->header.owner != heap && seg->header.kind != SegmentKind::kSmall) {
-      if constexpr (kSized) return check_size_then_free(p, request);
-      return free_in_unknown_segment(p);
-    }
+    if (seg->header.owner != heap && seg->header.kind != SegmentKind::kSmall)
+      return free_elsewhere_checked<kSized>(p, request);
     return free_small_checked<kSized>(seg, p, request);
   }
   // Only the owner reads the block's bump pointer, tags and descriptor;
@@ -658,10 +662,7 @@ __attribute__((always_inline)) inline void free_fast(void* p, [[maybe_unused]] s
     if (STRATA_UNLIKELY(!owner_frees_live_slot(page, p))) return free_small_checked<kSized>(seg, p, request);
     size = page->block_size;
   } else {
-    if (STRATA_UNLIKELY(seg->header.kind != SegmentKind::kSmall)) {
-      if constexpr (kSized) return check_size_then_free(p, request);
-      return free_in_unknown_segment(p);
-    }
+    if (STRATA_UNLIKELY(seg->header.kind != SegmentKind::kSmall)) return free_elsewhere_checked<kSized>(p, request);
     size = shared_slot_size(page);
     if (STRATA_UNLIKELY(heap == &g_no_heap || !other_frees_live_slot(page, p, size)))
       return free_small_checked<kSized>(seg, p, request);
