@@ -49,9 +49,8 @@ TEST(BorrowedSlots, AClassWithoutBlocksTakesABiggerClassSlotOnAResidentPage) {
 
 TEST(BorrowedSlots, PastTheLimitAClassTakesABlockOfItsOwn) {
   in_fresh_heap([] {
-    std::vector<void*> borrowed;
-    borrowed.reserve(2 * cfg::kBorrowedSlotsMax);  // one allocation, before the host's
-    void* host = strata_malloc(160);               // its first OS page holds the host and every borrowed slot
+    std::vector<void*> borrowed;      // the system's malloc: this heap sees only the strata_* calls
+    void* host = strata_malloc(160);  // its first OS page holds the host and every borrowed slot
     for (std::uint32_t i = 0; i < cfg::kBorrowedSlotsMax; ++i) {
       borrowed.push_back(strata_malloc(80));
       EXPECT_EQ(block_of(borrowed.back()), block_of(host)) << "object " << i;
