@@ -131,6 +131,11 @@ inline constexpr std::uint32_t kPurgeDelayMs = 300;
 // class that came back faulted a fresh block in (docs/benchmarks-malloc.md,
 // "Where the real programs' extra memory is").
 inline constexpr std::uint32_t kIdleFrontScanMs = 10;
+// A class's first objects, while it has no block, take a slot of a bigger
+// class's front block on a page already resident (PerThreadHeap::borrow_slot):
+// a program that makes a handful of objects of a size touches no page for
+// them. Past this many a heap's class takes blocks of its own.
+inline constexpr std::uint32_t kBorrowedSlotsMax = 16;
 inline constexpr std::uint32_t kPurgeDelayMaxMs = 60 * 60 * 1000;
 // However young, at most this many empty blocks beyond the retain limit wait
 // for the clock (64 MiB a heap): a thread that frees a burst and then sleeps

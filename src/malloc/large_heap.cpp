@@ -250,7 +250,7 @@ class LargeArena {
     s.dirty_bytes += dirty_bytes_;
     s.quarantined_objects += quarantined_;
     s.quarantined_bytes += quarantined_bytes_;
-    if (spare_limit_ > s.largest_spare_limit) s.largest_spare_limit = spare_limit_;
+    if (spare_limit() > s.largest_spare_limit) s.largest_spare_limit = spare_limit();
     if (first_map_) {  // the biggest chunk is in the highest non-empty bin
       unsigned fl = 63u - static_cast<unsigned>(__builtin_clzll(first_map_));
       unsigned sl = 31u - static_cast<unsigned>(__builtin_clz(second_map_[fl]));
@@ -313,8 +313,11 @@ class LargeArena {
   std::size_t empty_regions_ = 0;  // completely free regions kept mapped
   // How many empty regions stay mapped (kLargeSpareRegions..kLargeSpareRegionsMax):
   // one more for each region mapped while an unmap is unanswered, one less
-  // for each unmap -- the rule of the thread heaps' empty blocks.
-  std::size_t spare_limit_ = cfg::kLargeSpareRegions;
+  // for each unmap -- the rule of the thread heaps' empty blocks. Kept as
+  // the excess over the floor: an arena that starts all zero lies in .bss,
+  // whose pages a program that makes no large object never touches.
+  std::size_t spare_extra_ = 0;
+  std::size_t spare_limit() const noexcept { return cfg::kLargeSpareRegions + spare_extra_; }
   std::size_t unanswered_unmaps_ = 0;
   std::size_t dirty_bytes_ = 0;
   std::size_t free_bytes_ = 0;
@@ -450,7 +453,7 @@ bool LargeArena::add_region() noexcept {
                     advise_huge_pages(mem, cfg::kSegmentSize);
   if (unanswered_unmaps_ > 0) {  // a region unmapped earlier is needed again
     --unanswered_unmaps_;
-    if (spare_limit_ < cfg::kLargeSpareRegionsMax) ++spare_limit_;
+    if (spare_limit() < cfg::kLargeSpareRegionsMax) ++spare_extra_;
   }
   if (!area_add(mem)) {
     unmap_segment(mem);
@@ -841,8 +844,8 @@ void LargeArena::free_region_chunk(Chunk* c, std::size_t size, Chunk* prev, Chun
   }
   c->size_flags = size | kDirty;
   c->next()->prev_size = size;
-  if (empty_regions_ >= spare_limit_) {
-    if (spare_limit_ > cfg::kLargeSpareRegions) --spare_limit_;
+  if (empty_regions_ >= spare_limit()) {
+    if (spare_extra_ > 0) --spare_extra_;
     if (unanswered_unmaps_ < cfg::kLargeSpareRegionsMax) ++unanswered_unmaps_;
     regions_.remove(region);
     --region_count_;

@@ -182,12 +182,53 @@ void* PerThreadHeap::malloc_small(std::size_t cls) noexcept {
   for (;;) {
     Page* page = q.available.front();
     if (!page) {
+      if (void* p = borrow_slot(cls)) return p;
       page = refill(cls);
       if (!page) return nullptr;
     }
     if (void* p = page_take(page)) return p;
     move_to_full(cls, page);
   }
+}
+
+namespace {
+// A slot of `page` on memory already resident: its free list, else its open
+// fresh memory when the next object starts inside an OS page already touched.
+void* take_resident_slot(Page* page) noexcept {
+  if (FreeBlock* b = page->free) {
+    page->free = b->next_block();
+    ++page->used_minus_trigger;
+    b->tag = nullptr;
+    return b;
+  }
+  char* p = page->bump;
+  if (p == page->bump_end || (static_cast<std::size_t>(p - page->start()) & (cfg::kOsPageSize - 1)) == 0)
+    return nullptr;
+  page->bump = p + page->block_size;
+  ++page->used_minus_trigger;
+  reinterpret_cast<FreeBlock*>(p)->tag = nullptr;
+  return p;
+}
+}  // namespace
+
+void* PerThreadHeap::borrow_slot(std::size_t cls) noexcept {
+  // The hardened build's canaries and checks follow the class a request maps to.
+  if constexpr (cfg::kHardened) return nullptr;
+  if (borrowed[cls] >= cfg::kBorrowedSlotsMax || queues[cls].full.front() || empty_pages.count > 0 || checked_mode())
+    return nullptr;
+  std::size_t size = kClassSize[cls];
+  // allocate_aligned counts on a class's objects being aligned to the largest
+  // power of two dividing its size: a host's size keeps that divisor.
+  std::size_t alignment = size & (~size + 1);
+  for (std::size_t host = cls + 1; host < kClassCount && kClassSize[host] <= 2 * size; ++host) {
+    Page* page = current(host);
+    if (page == &g_empty_page || kClassSize[host] % alignment != 0) continue;
+    if (void* p = take_resident_slot(page)) {
+      ++borrowed[cls];
+      return p;
+    }
+  }
+  return nullptr;
 }
 
 // The trigger of the block malloc takes from (current(cls)): beyond any count

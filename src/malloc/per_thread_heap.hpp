@@ -127,6 +127,8 @@ struct PerThreadHeap {
   // and the classes whose front block was empty then.
   std::uint32_t front_scan_ms = 0;
   std::uint64_t fronts_empty[(kClassCount + 63) / 64] = {};
+  // Slots each class took from a bigger class's block while it had none (borrow_slot).
+  std::uint8_t borrowed[kClassCount] = {};
   SegmentList segments;         // segments this heap owns, those with unused pages first
   PerThreadHeap* next_heap = nullptr;    // registry of all heaps
   PerThreadHeap* next_abandoned = nullptr;
@@ -192,6 +194,12 @@ struct PerThreadHeap {
   const char* verify() const noexcept;
 
  private:
+  // A class without blocks (and no retained empty block to start one warm):
+  // a slot of a bigger class's front block whose objects keep the class's
+  // alignment, on memory already resident; nullptr when none has one, or the
+  // class borrowed cfg::kBorrowedSlotsMax already. free() finds such an object
+  // by its address like any other: it belongs to the host's block.
+  void* borrow_slot(std::size_t cls) noexcept;
   Page* refill(std::size_t cls) noexcept;
   // Take the blocks on `ready` that are still this heap's and full: their
   // objects back, each to the front of its class.
