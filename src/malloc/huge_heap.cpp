@@ -21,7 +21,7 @@ namespace {
 constexpr std::size_t kHugeHeader = 64;  // the object starts here unless it needs more alignment
 constexpr std::size_t kSegment = cfg::kSegmentSize;
 constexpr std::size_t kRegionSegments = cfg::kHugeRegionBytes / kSegment;
-constexpr std::size_t kNoRegion = ~std::size_t{0};
+constexpr std::uint32_t kNoRegion = ~std::uint32_t{0};
 // The hardened build's guard page right after each object's page-rounded end
 // (inside its run); the object is placed right-aligned against it.
 constexpr std::size_t kGuard = cfg::kGuardPages ? cfg::kOsPageSize : 0;
@@ -31,8 +31,12 @@ struct HugeHeader {
   SegmentHeader segment;       // map_base: the run's start; mapped_bytes: the bytes handed out (page rounded)
   std::size_t run_bytes;       // address space the object owns: whole segments in a region
   std::size_t touched_bytes;   // the most it ever handed out: its pages beyond may not be resident
-  std::size_t region;          // index into g_regions, or kNoRegion for a mapping of its own
   std::size_t object_offset;   // where the object starts, from the header
+  std::uint32_t region;        // index into g_regions, or kNoRegion for a mapping of its own
+  // Allocated at or above glibc's mmap threshold as it stood then: glibc
+  // would have mapped it and would unmap it when freed, so its free discards
+  // its pages (not only the first free of a size, first_free_of_its_size).
+  bool erase_on_free;
 };
 static_assert(sizeof(HugeHeader) <= kHugeHeader);
 
@@ -364,7 +368,7 @@ HugeHeader* place_in_region(std::size_t bytes, bool* zeroed) noexcept {
   char* base = g_regions[k].base + first * kSegment;
   auto* header = new (base) HugeHeader{};
   header->run_bytes = n * kSegment;
-  header->region = k;
+  header->region = static_cast<std::uint32_t>(k);
   return header;
 }
 
@@ -577,6 +581,7 @@ void* huge_malloc(std::size_t size, std::size_t align, bool* zeroed) noexcept {
   header->segment.mapped_bytes = bytes;
   header->touched_bytes = bytes;
   header->object_offset = offset;
+  header->erase_on_free = mapped_by_glibc_now(bytes);
   guard_object(header);
   g_live_objects.fetch_add(1, std::memory_order_relaxed);
   g_live_bytes.fetch_add(bytes, std::memory_order_relaxed);
@@ -594,7 +599,11 @@ void huge_free(void* p) noexcept {
     g_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   }
   header->segment.kind = SegmentKind{0};  // a second free of p is seen in checked mode
-  if (first_free_of_its_size(bytes)) discard(p, bytes - static_cast<std::size_t>(static_cast<char*>(p) - reinterpret_cast<char*>(header)));
+  // (first_free_of_its_size raises the threshold, as glibc's free of a mapped chunk does.)
+  // The erased run still counts as cached: an overcount that keeps the cache
+  // under its bound (docs/benchmarks-malloc.md, issue 34, eighth part).
+  if (first_free_of_its_size(bytes) || header->erase_on_free)
+    discard(p, bytes - static_cast<std::size_t>(static_cast<char*>(p) - reinterpret_cast<char*>(header)));
   area_remove(header);
   if (header->region == kNoRegion) {
     if (reinterpret_cast<char*>(p) - reinterpret_cast<char*>(header) < static_cast<std::ptrdiff_t>(kSegment)) {
@@ -734,7 +743,7 @@ void* move_in_region(HugeHeader* header, std::size_t offset, std::size_t bytes) 
   h->segment.mapped_bytes = bytes;
   h->run_bytes = n * kSegment;
   h->touched_bytes = bytes;
-  h->region = k;
+  h->region = static_cast<std::uint32_t>(k);
   pthread_mutex_lock(&g_lock);
   if (result == MoveResult::kMoved) {
     give_moved_segments(old_region, old_first, old_n, moved);

@@ -485,6 +485,11 @@ bool first_free_of_its_size(std::size_t bytes) noexcept {
   return g_erase_from.compare_exchange_strong(from, bytes + bytes / 8 + 1, std::memory_order_relaxed);
 }
 
+bool mapped_by_glibc_now(std::size_t bytes) noexcept {
+  std::size_t from = g_erase_from.load(std::memory_order_relaxed);
+  return bytes >= from && from <= cfg::kEraseUpTo;
+}
+
 std::size_t discarded_os_pages() noexcept { return g_discarded_pages.load(std::memory_order_relaxed); }
 std::size_t discard_calls() noexcept { return g_discard_calls.load(std::memory_order_relaxed); }
 std::size_t populate_calls() noexcept { return g_populate_calls.load(std::memory_order_relaxed); }

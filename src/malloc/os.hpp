@@ -107,6 +107,9 @@ std::size_t discard_calls() noexcept;  // system calls discard made (statistics,
 // a freed object of `bytes` is the first at or above the threshold, which
 // then rises above it; the caller discards the object's pages.
 bool first_free_of_its_size(std::size_t bytes) noexcept;
+// Would glibc map an object of `bytes` allocated now (at or above the
+// threshold as it stands), and so give its pages back when it is freed?
+bool mapped_by_glibc_now(std::size_t bytes) noexcept;
 std::size_t mapped_bytes() noexcept;  // currently mapped by the allocator
 
 // Fault in the OS pages inside [ptr, ptr+bytes) (rounded inwards) writable,

@@ -42,7 +42,7 @@ TEST(StrataEnvironment, VerbosePrintsTheConfiguration) {
   auto r = run_program({STRATA_PROBE, "work"}, {"STRATA_VERBOSE=1"});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.err.find("strata: libstrata configuration"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("small classes: 64"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("small classes: 67"), std::string::npos) << r.err;
 }
 
 TEST(StrataEnvironment, UnknownVariableIsReportedByName) {

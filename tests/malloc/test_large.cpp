@@ -474,7 +474,14 @@ TEST(StrataPages, CallocClearsAReusedBlock) {
 // ---- Huge objects (> kLargeMax): the cache of freed runs ----------------------
 using strata::malloc_detail::huge_stats;
 
+// The cache keeps the objects glibc would keep in its heap: those allocated
+// once its mmap threshold has risen above their size (glibc maps and unmaps
+// the others; test_program_memory.cpp). Here it rises as after the free of
+// a mapped chunk of the threshold's upper bound.
+void raise_glibcs_threshold() { (void)strata::malloc_detail::first_free_of_its_size(cfg::kEraseUpTo); }
+
 TEST(StrataHuge, AFreedObjectsPagesServeTheNextHugeAllocation) {
+  raise_glibcs_threshold();
   constexpr std::size_t kSize = 3 * 1024 * 1024 + 12345;
   auto before = huge_stats();
   auto* a = static_cast<unsigned char*>(strata_malloc(kSize));
@@ -496,6 +503,7 @@ TEST(StrataHuge, AFreedObjectsPagesServeTheNextHugeAllocation) {
 }
 
 TEST(StrataHuge, CachedBytesAreBoundedAndTheRestIsDiscarded) {
+  raise_glibcs_threshold();
   std::vector<std::pair<void*, std::size_t>> objects;
   for (int i = 0; i < 40; ++i) {
     std::size_t size = (5 + static_cast<std::size_t>(i % 4)) * 1024 * 1024;

@@ -165,6 +165,9 @@ TEST(StrataPurge, AGiBBurstFreedByAnotherThreadGoesBackAfterTheDelay) {
 
 TEST(StrataPurge, FreedHugeObjectsLeaveTheCacheAfterTheDelay) {
   PurgeDelay delay(50);
+  // Allocated below glibc's mmap threshold (risen as after the free of a
+  // mapped chunk of its upper bound): above it, the free would discard it.
+  (void)md::first_free_of_its_size(cfg::kEraseUpTo);
   std::thread([] {
     md::huge_discard_cache();
     void* p = strata_malloc(64 * kMiB);
