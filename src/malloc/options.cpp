@@ -126,8 +126,18 @@ void print_config(const Options& options) noexcept {
   Report r;
   r.str("strata: libstrata configuration\n");
   r.str("  segment ").bytes(cfg::kSegmentSize).str(", page block ").bytes(cfg::kPageSize).str("\n");
-  r.str("  small classes: ").num(kClassCount).str(" (16 B apart up to ").num(cfg::kExactMax).str(" B, then ")
-      .num(cfg::kClassesPerDoubling).str(" per doubling up to ").num(cfg::kSmallMax).str(" B)\n");
+  r.str("  small classes: ")
+      .num(kClassCount)
+      .str(" (16 B apart up to ")
+      .num(cfg::kExactMax)
+      .str(" B, then ")
+      .num(cfg::kClassesPerDoubling)
+      .str(" per doubling up to ")
+      .num(cfg::kSmallMax)
+      .str(" B; a snug class just above");
+  for (std::size_t base = cfg::kExactMax; base < cfg::kSmallMax; base *= 2)
+    if (has_snug_class(base)) r.str(" ").num(base);
+  r.str(" B)\n");
   r.str("  large objects up to ").bytes(cfg::kLargeMax).str(" in ").num(cfg::kLargeArenas).str(" arenas; huge beyond\n");
   r.str("  retained empty blocks per thread ").num(cfg::kRetainedEmptyPages).str(" to ").num(cfg::kRetainedEmptyMax)
       .str(" (by demand), in abandoned heaps ").num(cfg::kAbandonedRetainedMax).str(", large dirty limit ")
