@@ -76,10 +76,13 @@ def test_workload_argv_scales_one_option_and_keeps_the_others():
     assert pairs.workload_argv("churn", 7)[1:] == ["--ops", "7", "--window", "20000"]
 
 
-def test_pairs_of_a_run_count_every_allocation_and_repeat_exactly():
+def test_pairs_of_a_run_count_every_allocation_and_agree_across_runs():
     """cachescratch allocates exactly --iterations objects at one thread, so the
-    pairs between n and 2n are n; callgrind is deterministic, so the same
-    library counted twice (as itself and as --baseline) gives the same figure."""
+    pairs between n and 2n are n; callgrind counts the same library the same
+    twice (as itself and as --baseline) but for libstrata's housekeeping on
+    the clock (its idle-front scans, some thousand instructions each, run
+    as often as the run's wall time allows, so a loaded machine adds a few):
+    equal within 1%."""
     library = BUILD / "src/malloc/libstrata.so"
     out = lab_ok("bench", "pairs", "--workloads", "cachescratch", "--contenders", "libstrata",
                  "--reference", "libstrata", "--baseline", library, timeout=300).stdout
@@ -89,7 +92,7 @@ def test_pairs_of_a_run_count_every_allocation_and_repeat_exactly():
     assert rows["libstrata"][2] == f"{pairs.SCALED['cachescratch'][1]:,}"
     per_pair = float(rows["libstrata"][5].strip("*"))
     assert 10 < per_pair < 200, out
-    assert rows["baseline"][5] == rows["libstrata"][5] and rows["baseline"][6] == "1.00"
+    assert abs(float(rows["baseline"][5].strip("*")) - per_pair) <= per_pair / 100 and rows["baseline"][6] == "1.00", out
 
 
 def test_glibc_is_refused():

@@ -1,5 +1,6 @@
 """strata-lab bench pairs: instructions per malloc/free pair (issue 20's goal:
-libstrata at or below mimalloc 3), counted by callgrind, deterministic.
+libstrata at or below mimalloc 3), counted by callgrind: deterministic but for
+the allocator's own housekeeping on the clock (docs/benchmarks-malloc.md).
 
 Each workload program of bench/malloc runs under each contender (LD_PRELOAD)
 at two sizes, n and 2n of its scaled option, under valgrind's callgrind. From
