@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "checked.hpp"
+#include "fast_paths.hpp"
 #include "huge_heap.hpp"
 #include "large_heap.hpp"
 #include "options.hpp"
@@ -192,22 +193,13 @@ void* PerThreadHeap::malloc_small(std::size_t cls) noexcept {
 }
 
 namespace {
-// A slot of `page` on memory already resident: its free list, else its open
-// fresh memory when the next object starts inside an OS page already touched.
+// A slot of `page` on memory already resident: malloc's own take_slot (its
+// free list, then its open fresh memory), unless the free list is empty and
+// the next fresh object would start a page not yet touched.
 void* take_resident_slot(Page* page) noexcept {
-  if (FreeBlock* b = page->free) {
-    page->free = b->next_block();
-    ++page->used_minus_trigger;
-    b->tag = nullptr;
-    return b;
-  }
-  char* p = page->bump;
-  if (p == page->bump_end || (static_cast<std::size_t>(p - page->start()) & (cfg::kOsPageSize - 1)) == 0)
-    return nullptr;
-  page->bump = p + page->block_size;
-  ++page->used_minus_trigger;
-  reinterpret_cast<FreeBlock*>(p)->tag = nullptr;
-  return p;
+  bool next_starts_a_page = (static_cast<std::size_t>(page->bump - page->start()) & (cfg::kOsPageSize - 1)) == 0;
+  if (!page->free && next_starts_a_page) return nullptr;
+  return take_slot(page);
 }
 }  // namespace
 
